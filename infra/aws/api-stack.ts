@@ -1,0 +1,79 @@
+/**
+ * The HTTP API: one Lambda per route of `infra/routes.ts` (the table the local runtime serves too), plus the
+ * `$default` route for paths no route serves. Each function gets exactly the access its route declares.
+ */
+import { fileURLToPath } from 'node:url';
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { HttpApi, HttpMethod, HttpRoute, HttpRouteKey } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { fallbackRoute, routes, type RouteAccess } from '../routes';
+
+export interface ApiStackProps extends StackProps {
+  table: ITableV2;
+}
+
+const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
+const entryOf = (name: string) => fileURLToPath(new URL(`../../functions/${name}.ts`, import.meta.url));
+
+export class ApiStack extends Stack {
+  readonly api: HttpApi;
+
+  constructor(scope: Construct, id: string, props: ApiStackProps) {
+    super(scope, id, props);
+    this.api = new HttpApi(this, 'HttpApi', { description: 'Partner payments service API (/api/v1)' });
+
+    for (const route of routes) {
+      const fn = this.createFunction(route.name, route.access, props.table);
+      new HttpRoute(this, `Route-${route.name}`, {
+        httpApi: this.api,
+        routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
+        integration: new HttpLambdaIntegration(`Integration-${route.name}`, fn),
+      });
+    }
+    const fallback = this.createFunction(fallbackRoute.name, fallbackRoute.access, props.table);
+    new HttpRoute(this, 'Route-default', {
+      httpApi: this.api,
+      routeKey: HttpRouteKey.DEFAULT,
+      integration: new HttpLambdaIntegration('Integration-default', fallback),
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: `${this.api.apiEndpoint}/api/v1` });
+  }
+
+  private createFunction(name: string, access: RouteAccess, table: ITableV2): NodejsFunction {
+    const fn = new NodejsFunction(this, `Fn-${name}`, {
+      entry: entryOf(name),
+      handler: 'handler',
+      projectRoot,
+      depsLockFilePath: `${projectRoot}/package-lock.json`,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: 512,
+      timeout: Duration.seconds(29),
+      tracing: Tracing.ACTIVE,
+      logGroup: new LogGroup(this, `Logs-${name}`, { retention: RetentionDays.ONE_MONTH }),
+      environment: {
+        SVC_RUNTIME: 'aws',
+        TABLE_NAME: table.tableName,
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node22',
+        mainFields: ['module', 'main'],
+        sourceMap: true,
+        minify: true,
+        // CommonJS dependencies bundled into an ES module still call require().
+        banner: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+      },
+    });
+    if (access.table === 'read') table.grantReadData(fn);
+    if (access.table === 'readWrite') table.grantReadWriteData(fn);
+    return fn;
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * Everything that holds data and must outlive a redeploy: the single table (with every GSI of
+ * `lib/store/table.ts`, TTL, point-in-time recovery and deletion protection).
+ */
+import { RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { AttributeType, Billing, TableV2, type ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import type { Construct } from 'constructs';
+import { GLOBAL_INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from '../../lib/store/table';
+
+export class StatefulStack extends Stack {
+  readonly table: ITableV2;
+
+  constructor(scope: Construct, id: string, props?: StackProps) {
+    super(scope, id, props);
+    this.table = new TableV2(this, 'Table', {
+      partitionKey: { name: PARTITION_KEY, type: AttributeType.STRING },
+      sortKey: { name: SORT_KEY, type: AttributeType.STRING },
+      billing: Billing.onDemand(),
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+      globalSecondaryIndexes: GLOBAL_INDEXES.map((index) => ({
+        indexName: index.indexName,
+        partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: AttributeType.STRING },
+      })),
+    });
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Turns a Node HTTP request into the API Gateway HTTP API (payload format 2.0) event that AWS would deliver,
+ * and a Lambda's result back into an HTTP response, following API Gateway's rules for both.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+
+/** Content types API Gateway passes as text; every other body arrives base64-encoded. */
+const TEXT_CONTENT_TYPE = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded)|[^;]*\+json)/i;
+
+export interface RawRequest {
+  method: string;
+  url: URL;
+  headers: IncomingMessage['headers'];
+  body: Buffer;
+  sourceIp: string;
+}
+
+export function toHttpApiEvent(
+  request: RawRequest,
+  routeKey: string,
+  pathParameters: Record<string, string> | undefined,
+): APIGatewayProxyEventV2 {
+  const headers: Record<string, string> = {};
+  const cookies: string[] = [];
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    if (name === 'cookie') cookies.push(...String(value).split(/;\s*/));
+    else headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const query: Record<string, string> = {};
+  for (const [name, value] of request.url.searchParams) {
+    query[name] = name in query ? `${query[name]},${value}` : value;
+  }
+  const now = new Date();
+  const requestId = randomUUID();
+  const isText = request.body.length === 0 || TEXT_CONTENT_TYPE.test(headers['content-type'] ?? '');
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: request.url.pathname,
+    rawQueryString: request.url.search.replace(/^\?/, ''),
+    ...(cookies.length > 0 ? { cookies } : {}),
+    headers,
+    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
+    ...(pathParameters !== undefined && Object.keys(pathParameters).length > 0 ? { pathParameters } : {}),
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: (headers.host ?? 'localhost').split('.')[0] ?? 'localhost',
+      http: {
+        method: request.method,
+        path: request.url.pathname,
+        protocol: 'HTTP/1.1',
+        sourceIp: request.sourceIp,
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId,
+      routeKey,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    ...(request.body.length > 0
+      ? { body: isText ? request.body.toString('utf8') : request.body.toString('base64') }
+      : {}),
+    isBase64Encoded: !isText,
+  };
+}
+
+export function lambdaContext(functionName: string, timeoutMs: number): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '256',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/**
+ * Writes a Lambda result the way API Gateway does for payload 2.0: a structured result (`statusCode`) is
+ * used as given; anything else is a 200 with the value as a JSON body.
+ */
+export function writeLambdaResult(response: ServerResponse, result: unknown): void {
+  if (isStructured(result)) {
+    const headers: Record<string, string | string[]> = { ...(result.headers as Record<string, string>) };
+    if (result.cookies !== undefined && result.cookies.length > 0) headers['set-cookie'] = result.cookies;
+    const body =
+      result.body === undefined
+        ? Buffer.alloc(0)
+        : result.isBase64Encoded
+          ? Buffer.from(result.body, 'base64')
+          : Buffer.from(result.body, 'utf8');
+    response.writeHead(result.statusCode ?? 200, { ...headers, 'content-length': body.length });
+    response.end(body);
+    return;
+  }
+  const body = Buffer.from(typeof result === 'string' ? result : JSON.stringify(result ?? null), 'utf8');
+  response.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+  response.end(body);
+}
+
+function isStructured(result: unknown): result is APIGatewayProxyStructuredResultV2 {
+  return typeof result === 'object' && result !== null && 'statusCode' in result;
+}

@@ -1,0 +1,54 @@
+/**
+ * `npm start`: the whole service on this machine (decisions.md §1). Starts DynamoDB Local (data in
+ * `.data/dynamodb`, or `--in-memory`), creates the table, then serves the HTTP API on PORT. Ctrl-C (SIGINT)
+ * or SIGTERM stops everything, DynamoDB Local's Java process included.
+ *
+ * Components that later issues add (sandbox processor, sandbox rails, webhook queue, settlement timer) start
+ * here too, in `startLocalRuntime`.
+ */
+import { join } from 'node:path';
+import { config } from '../../lib/config';
+import { startLocalRuntime } from './runtime';
+
+const inMemory = process.argv.includes('--in-memory');
+
+async function main(): Promise<void> {
+  const runtime = await startLocalRuntime({
+    httpPort: config.PORT,
+    dynamoPort: config.DYNAMODB_LOCAL_PORT,
+    dataDir: inMemory ? undefined : join(config.LOCAL_DATA_DIR, 'dynamodb'),
+    tableName: config.TABLE_NAME,
+  });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal} received: stopping...`);
+    runtime
+      .stop()
+      .then(() => {
+        console.log('Stopped.');
+        process.exit(0);
+      })
+      .catch((error: unknown) => {
+        console.error('Stopping failed:', error);
+        process.exit(1);
+      });
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+
+  console.log(
+    [
+      'Partner payments service is running locally.',
+      `  HTTP API         ${runtime.apiUrl}/api/v1   (health: ${runtime.apiUrl}/api/v1/health)`,
+      `  DynamoDB Local   ${runtime.dynamoEndpoint}   table "${config.TABLE_NAME}", ${inMemory ? 'in memory' : `data in ${join(config.LOCAL_DATA_DIR, 'dynamodb')}`}`,
+      'Press Ctrl-C to stop.',
+    ].join('\n'),
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(`Could not start the service: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,75 @@
+/**
+ * The route table: every HTTP route of the service, shared by the CDK API stack (one Lambda per route behind
+ * the HTTP API) and the local runtime (which turns a request into the same API Gateway event and calls the
+ * same handler), so the two cannot drift. Pure data: no CDK, no I/O.
+ *
+ * `name` is both the Lambda's logical name and its file: `functions/<name>.ts`, exporting `handler`.
+ */
+
+export const API_PREFIX = '/api/v1';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** What a function may touch in AWS; the API stack grants exactly this (least privilege). */
+export interface RouteAccess {
+  table?: 'read' | 'readWrite';
+}
+
+export interface RouteDefinition {
+  name: string;
+  method: HttpMethod;
+  /** Full path including {@link API_PREFIX}; `{param}` segments are path parameters. */
+  path: string;
+  access: RouteAccess;
+}
+
+export const routes: readonly RouteDefinition[] = [
+  { name: 'health', method: 'GET', path: `${API_PREFIX}/health`, access: {} },
+];
+
+/**
+ * The function behind API Gateway's `$default` route: anything no route matches. It answers 405 when the
+ * path exists under another method, else 404, in the spec's error body.
+ */
+export const fallbackRoute = { name: 'not-found', access: {} } as const satisfies Omit<RouteDefinition, 'method' | 'path'>;
+
+export const routeKey = (route: Pick<RouteDefinition, 'method' | 'path'>) => `${route.method} ${route.path}`;
+
+export interface RouteMatch {
+  route: RouteDefinition;
+  pathParameters: Record<string, string>;
+}
+
+const compiled = routes.map((route) => {
+  const names: string[] = [];
+  const pattern = route.path
+    .split('/')
+    .map((segment) => {
+      const param = /^\{([A-Za-z0-9_]+)\}$/.exec(segment);
+      if (param?.[1] === undefined) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      names.push(param[1]);
+      return '([^/]+)';
+    })
+    .join('/');
+  return { route, names, regex: new RegExp(`^${pattern}$`) };
+});
+
+/** Finds the routes whose path matches; API Gateway's rule: a literal segment beats a `{param}`. */
+export function matchPath(path: string): RouteMatch[] {
+  const matches: RouteMatch[] = [];
+  for (const { route, names, regex } of compiled) {
+    const found = regex.exec(path);
+    if (found === null) continue;
+    const pathParameters = Object.fromEntries(names.map((name, i) => [name, decodeURIComponent(found[i + 1] ?? '')]));
+    matches.push({ route, pathParameters });
+  }
+  return matches.sort((a, b) => Object.keys(a.pathParameters).length - Object.keys(b.pathParameters).length);
+}
+
+/** The route for a method and path, or the methods the path allows (for 405), or nothing (404). */
+export function resolveRoute(method: string, path: string): RouteMatch | { allowed: HttpMethod[] } {
+  const matches = matchPath(path);
+  const exact = matches.find((match) => match.route.method === method.toUpperCase());
+  if (exact !== undefined) return exact;
+  return { allowed: [...new Set(matches.map((match) => match.route.method))] };
+}

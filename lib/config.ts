@@ -1,0 +1,128 @@
+/**
+ * The service's configuration: environment variables only (decisions.md §1), parsed once with zod when
+ * this module is first imported (a Lambda cold start, or `npm start`). Nothing else reads `process.env`.
+ *
+ * `SVC_RUNTIME` chooses the defaults: `local` (the default) fills in everything `npm start` needs on a
+ * fresh machine; `aws` (set by the CDK stack on every function) has no local defaults, so a missing
+ * setting fails the cold start instead of silently pointing at a sandbox.
+ */
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+const port = z.coerce
+  .number({ error: 'expected a port number' })
+  .int('expected a whole port number')
+  .min(1, 'expected a port number 1-65535')
+  .max(65535, 'expected a port number 1-65535');
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'expected true or false' })
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+/** An optional secret: unset or empty means "not configured" (the service answers with the spec's *_MISSING code). */
+const optionalSecret = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value));
+
+const percent = z.coerce.number({ error: 'expected a number' }).min(0, 'expected 0-100').max(100, 'expected 0-100');
+
+const schema = z.object({
+  SVC_RUNTIME: z.enum(['local', 'aws']),
+  SERVICE_NAME: z.string().min(1),
+  LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'], {
+    error: 'expected TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL or SILENT',
+  }),
+  AWS_REGION: z.string().min(1),
+  TABLE_NAME: z.string().min(3),
+  /** Only for DynamoDB Local; unset in AWS. */
+  DYNAMODB_ENDPOINT: z.url({ error: 'expected a URL' }).optional(),
+  PORT: port,
+  DYNAMODB_LOCAL_PORT: port,
+  PROCESSOR_SANDBOX_PORT: port,
+  RAILS_SANDBOX_PORT: port,
+  LOCAL_DATA_DIR: z.string().min(1),
+  ADMIN_JWT_SECRET: optionalSecret.refine((value) => value === undefined || value.length >= 32, 'expected at least 32 characters'),
+  ADMIN_JWT_ISSUER: z.string().min(1).optional(),
+  ADMIN_JWT_AUDIENCE: z.string().min(1).optional(),
+  ADMIN_JWKS_URL: z.url({ error: 'expected a URL' }).optional(),
+  PROCESSOR_SECRET_KEY: optionalSecret,
+  PROCESSOR_PUBLISHABLE_KEY: optionalSecret,
+  PROCESSOR_WEBHOOK_SECRET: optionalSecret,
+  PROCESSOR_API_BASE: z.url({ error: 'expected a URL' }).optional(),
+  PROCESSOR_FEE_PERCENT: percent,
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number({ error: 'expected milliseconds' }).int('expected whole milliseconds').min(1).max(3_600_000),
+  WEBHOOK_QUEUE_URL: z.url({ error: 'expected a URL' }).optional(),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number({ error: 'expected a number' }).int('expected a whole number').min(1).max(1_000_000),
+  SETTLEMENT_CUTOFF: z.enum(['day_boundary', 'now'], { error: 'expected day_boundary or now' }),
+  SETTLEMENT_SCHEDULE: z.string().trim().min(1).optional(),
+  ALLOW_INSECURE_WEBHOOK_URLS: booleanFlag,
+  KMS_KEY_ID: z.string().min(1).optional(),
+});
+
+export type Config = z.infer<typeof schema>;
+
+type Env = Record<string, string | undefined>;
+
+/** Defaults every runtime shares: business settings whose value is the same locally and in AWS. */
+const sharedDefaults: Env = {
+  SERVICE_NAME: 'partner-payments',
+  LOG_LEVEL: 'INFO',
+  PROCESSOR_FEE_PERCENT: '2.9',
+  RATE_LIMIT_PER_MINUTE: '600',
+  SETTLEMENT_CUTOFF: 'day_boundary',
+  PORT: '3000',
+  DYNAMODB_LOCAL_PORT: '8000',
+  PROCESSOR_SANDBOX_PORT: '12111',
+  RAILS_SANDBOX_PORT: '12112',
+  LOCAL_DATA_DIR: '.data',
+};
+
+/** Defaults for `npm start` on a fresh machine: sandbox processor, DynamoDB Local, a local admin secret. */
+function localDefaults(env: Env): Env {
+  const dynamoPort = env.DYNAMODB_LOCAL_PORT ?? sharedDefaults.DYNAMODB_LOCAL_PORT;
+  const processorPort = env.PROCESSOR_SANDBOX_PORT ?? sharedDefaults.PROCESSOR_SANDBOX_PORT;
+  return {
+    AWS_REGION: 'local',
+    TABLE_NAME: 'partner-payments',
+    DYNAMODB_ENDPOINT: `http://127.0.0.1:${dynamoPort}`,
+    ADMIN_JWT_SECRET: 'local-admin-jwt-secret-not-for-production-use',
+    PROCESSOR_SECRET_KEY: 'sk_test_sandbox_local',
+    PROCESSOR_PUBLISHABLE_KEY: 'pk_test_sandbox_local',
+    PROCESSOR_WEBHOOK_SECRET: 'whsec_sandbox_local',
+    PROCESSOR_API_BASE: `http://127.0.0.1:${processorPort}`,
+    WEBHOOK_RETRY_BASE_MS: '1000',
+    ALLOW_INSECURE_WEBHOOK_URLS: 'true',
+  };
+}
+
+const awsDefaults: Env = {
+  WEBHOOK_RETRY_BASE_MS: '1000',
+  ALLOW_INSECURE_WEBHOOK_URLS: 'false',
+};
+
+/**
+ * Parses an environment into a {@link Config}. Pure, so tests can build variants; the service itself uses
+ * {@link config}. Throws {@link ConfigError} naming every bad variable (never echoing its value, which may be
+ * a secret).
+ */
+export function loadConfig(env: Env = process.env): Config {
+  const runtime = env.SVC_RUNTIME ?? 'local';
+  const defaults = runtime === 'aws' ? awsDefaults : localDefaults(env);
+  const defined = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined));
+  const result = schema.safeParse({ ...sharedDefaults, ...defaults, ...defined, SVC_RUNTIME: runtime });
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(environment)'}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration (environment variables):\n${problems.join('\n')}`);
+  }
+  if (result.data.SVC_RUNTIME === 'aws' && result.data.DYNAMODB_ENDPOINT !== undefined) {
+    throw new ConfigError('Invalid configuration (environment variables):\n  DYNAMODB_ENDPOINT: must not be set when SVC_RUNTIME=aws');
+  }
+  return result.data;
+}
+
+/** The configuration of this process, parsed once at cold start. */
+export const config: Config = loadConfig();

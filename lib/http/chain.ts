@@ -1,0 +1,66 @@
+/**
+ * The one middy chain every HTTP function is built with. Order (middy runs `before` in this order and
+ * `onError`/`after` in reverse):
+ *
+ *   1. Powertools logger context (cold start, function name) and tracer segment
+ *   2. request state: request id, lower-cased headers, exact raw body
+ *   3. error mapper (its `onError` runs last: every error becomes the spec's body)
+ *   4. partner access steps, in this order, for the routes that declare them:
+ *      API key -> rate limit -> HMAC over the raw body -> idempotency-key present -> idempotency
+ *      (these arrive with the partner access issue; `access` below is where they plug in)
+ *   5. JSON body parse, on routes that take a body (malformed JSON -> 400 VALIDATION_ERROR)
+ *   6. zod validation of body, query and path parameters (-> 400 VALIDATION_ERROR with details)
+ *   7. the handler, whose {@link HttpResult} is serialised by `toHttpResponse`
+ */
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import type { z } from 'zod';
+import { logger, tracer } from '../observability';
+import { errorMapper, jsonBody, requestState, validation } from './middlewares';
+import { toHttpResponse } from './response';
+import type { ChainContext, HttpEvent, HttpRequest, HttpResponse, HttpResult } from './types';
+
+type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
+
+export interface RouteOptions<B extends z.ZodType | undefined, Q extends z.ZodType | undefined, P extends z.ZodType | undefined> {
+  body?: B;
+  query?: Q;
+  params?: P;
+}
+
+export type RouteHandler<B, Q, P> = (
+  request: HttpRequest<Infer<B>, Infer<Q>, Infer<P>>,
+) => Promise<HttpResult>;
+
+/**
+ * Builds a Lambda handler for an HTTP API (payload v2) route: the chain above around `handle`.
+ */
+export function httpRoute<
+  B extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  P extends z.ZodType | undefined = undefined,
+>(options: RouteOptions<B, Q, P>, handle: RouteHandler<B, Q, P>) {
+  const lambdaHandler = async (event: HttpEvent, context: ChainContext): Promise<HttpResponse> => {
+    const { svc } = context;
+    const result = await handle({
+      requestId: svc.requestId,
+      method: event.requestContext.http.method,
+      path: event.rawPath,
+      body: svc.body as Infer<B>,
+      query: svc.query as Infer<Q>,
+      params: svc.params as Infer<P>,
+      headers: event.headers,
+      rawBody: svc.rawBody,
+    });
+    return toHttpResponse(result, svc.requestId);
+  };
+
+  return middy<HttpEvent, HttpResponse, Error, ChainContext>(lambdaHandler)
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(requestState())
+    .use(errorMapper())
+    .use(options.body === undefined ? [] : [jsonBody()])
+    .use(validation({ body: options.body, query: options.query, params: options.params }));
+}

@@ -1,0 +1,88 @@
+/**
+ * The middlewares of the HTTP chain (order and composition in `chain.ts`). Each is small and does one thing.
+ */
+import type { MiddlewareObj, Request } from '@middy/core';
+import { z } from 'zod';
+import { errors, formValidationError } from '../domain/errors';
+import { logger } from '../observability';
+import { errorResult, toHttpResponse } from './response';
+import type { ChainContext, HttpEvent, HttpResponse } from './types';
+
+type ChainRequest = Request<HttpEvent, HttpResponse, Error, ChainContext>;
+type ChainMiddleware = MiddlewareObj<HttpEvent, HttpResponse, Error, ChainContext>;
+
+/**
+ * Starts the request's state: the request id (API Gateway's, so log lines, the `x-request-id` header and
+ * API Gateway's access log agree), lower-cased headers, and the exact raw body.
+ */
+export const requestState = (): ChainMiddleware => ({
+  before: (request: ChainRequest) => {
+    const { event, context } = request;
+    const requestId = event.requestContext?.requestId ?? context.awsRequestId;
+    event.headers = Object.fromEntries(
+      Object.entries(event.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
+    );
+    const rawBody =
+      event.body === undefined || event.body === null
+        ? ''
+        : event.isBase64Encoded
+          ? Buffer.from(event.body, 'base64').toString('utf8')
+          : event.body;
+    context.svc = { requestId, rawBody, json: undefined, body: undefined, query: undefined, params: undefined };
+    logger.appendKeys({ request_id: requestId, route: event.routeKey });
+  },
+});
+
+/**
+ * Maps any error to the spec's error response. Runs after every other `onError` (it is registered first
+ * after the logger), so later middlewares (idempotency) can still react to the error before it is mapped.
+ * 5xx errors are logged with their cause; their details never reach the caller.
+ */
+export const errorMapper = (): ChainMiddleware => ({
+  onError: (request: ChainRequest) => {
+    const result = errorResult(request.error);
+    if (result.status >= 500) logger.error('Request failed', { error: request.error as Error });
+    else logger.info('Request rejected', { status: result.status, code: (result.body as { code: string }).code });
+    request.response = toHttpResponse(result, request.context.svc?.requestId ?? request.context.awsRequestId);
+  },
+});
+
+/** Parses the raw body as JSON. Malformed JSON is the caller's error: 400 VALIDATION_ERROR, never a 500. */
+export const jsonBody = (): ChainMiddleware => ({
+  before: (request: ChainRequest) => {
+    const { rawBody } = request.context.svc;
+    if (rawBody.trim() === '') return;
+    try {
+      request.context.svc.json = JSON.parse(rawBody);
+    } catch {
+      throw formValidationError('Malformed JSON body');
+    }
+  },
+});
+
+export interface Schemas {
+  body?: z.ZodType | undefined;
+  query?: z.ZodType | undefined;
+  params?: z.ZodType | undefined;
+}
+
+/**
+ * Validates body, query string and path parameters with zod. A failure is a 400 VALIDATION_ERROR whose
+ * `details` is zod's flattened error: `fieldErrors` (field -> messages) and `formErrors`.
+ */
+export const validation = (schemas: Schemas): ChainMiddleware => ({
+  before: (request: ChainRequest) => {
+    const { event, context } = request;
+    context.svc.body = parseWith(schemas.body, context.svc.json, 'Request body validation failed');
+    context.svc.query = parseWith(schemas.query, event.queryStringParameters ?? {}, 'Query parameter validation failed');
+    context.svc.params = parseWith(schemas.params, event.pathParameters ?? {}, 'Path parameter validation failed');
+  },
+});
+
+function parseWith(schema: z.ZodType | undefined, input: unknown, message: string): unknown {
+  if (schema === undefined) return input;
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const { fieldErrors, formErrors } = z.flattenError(result.error);
+  throw errors.validation({ fieldErrors: fieldErrors as Record<string, string[]>, formErrors }, message);
+}

@@ -1,0 +1,31 @@
+/**
+ * The one place responses are shaped: JSON bodies, the request id header, and the mapping from errors to the
+ * spec's error body `{ error, code }` (+ `details` for VALIDATION_ERROR, decisions.md §3).
+ */
+import { ServiceError } from '../domain/errors';
+import type { HttpResponse, HttpResult } from './types';
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+export function toHttpResponse(result: HttpResult, requestId: string): HttpResponse {
+  const headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId, ...result.headers };
+  if (result.body === undefined) return { statusCode: result.status, headers, body: '' };
+  return {
+    statusCode: result.status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    body: JSON.stringify(result.body),
+  };
+}
+
+/** The body and headers a caller sees for an error. Unknown errors become a generic 500; never their message. */
+export function errorResult(error: unknown): HttpResult {
+  if (error instanceof ServiceError) {
+    const body: Record<string, unknown> = {
+      error: error.expose ? error.message : 'The service could not complete the request',
+      code: error.code,
+    };
+    if (error.details !== undefined) body.details = error.details;
+    return { status: error.status, body, headers: error.headers };
+  }
+  return { status: 500, body: { error: 'Internal server error', code: 'INTERNAL_ERROR' } };
+}

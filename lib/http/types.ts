@@ -1,0 +1,40 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+
+export type HttpEvent = APIGatewayProxyEventV2;
+export type HttpResponse = APIGatewayProxyStructuredResultV2;
+
+/** What a handler returns: the chain serialises it (JSON body, content type, request id header). */
+export interface HttpResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** The state the chain's middlewares build up for one request, read by the handler. */
+export interface RequestState {
+  requestId: string;
+  /** The exact request body as received (decoded from base64 when API Gateway encoded it). */
+  rawBody: string;
+  /** The parsed JSON body, `undefined` when the request had none. */
+  json: unknown;
+  body: unknown;
+  query: unknown;
+  params: unknown;
+}
+
+export interface ChainContext extends Context {
+  svc: RequestState;
+}
+
+/** The validated input a handler receives. */
+export interface HttpRequest<TBody, TQuery, TParams> {
+  requestId: string;
+  method: string;
+  /** The raw request path, e.g. `/api/v1/clients`. */
+  path: string;
+  body: TBody;
+  query: TQuery;
+  params: TParams;
+  headers: Record<string, string | undefined>;
+  rawBody: string;
+}

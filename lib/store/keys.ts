@@ -1,0 +1,106 @@
+/**
+ * Key builders for the single table: the only place key strings are made (docs/data-model.md is the map).
+ * Pure functions; a repository spreads the result into the item it writes, or uses it to read.
+ *
+ * Conventions: values are prefixed by entity (`PARTNER#p_123`); time-ordered sort keys start with an ISO 8601
+ * UTC timestamp (lexical order = time order) and end with the entity id, so two items created in the same
+ * millisecond still have distinct, stable keys. Lists are Queries on these keys, newest first
+ * (`ScanIndexForward: false`).
+ */
+
+export interface TableKey {
+  pk: string;
+  sk: string;
+}
+
+export type IndexKeys = Partial<Record<'gsi1pk' | 'gsi1sk' | 'gsi2pk' | 'gsi2sk' | 'gsi3pk' | 'gsi3sk', string>>;
+
+const timeOrdered = (createdAt: string, id: string) => `${createdAt}#${id}`;
+
+export const keys = {
+  partner: (partnerId: string): TableKey => ({ pk: `PARTNER#${partnerId}`, sk: 'PROFILE' }),
+  /** All partners, newest first (admin list). */
+  partnerIndex: (partnerId: string, createdAt: string): IndexKeys => ({
+    gsi1pk: 'PARTNERS',
+    gsi1sk: timeOrdered(createdAt, partnerId),
+  }),
+
+  /** An API key is found by the SHA-256 of its value: the key itself is never stored. */
+  apiKey: (keyHash: string): TableKey => ({ pk: `APIKEY#${keyHash}`, sk: 'APIKEY' }),
+  /** By `key_id` (revocation), and per owner (partner id, or `PLATFORM`) newest first. */
+  apiKeyIndex: (keyId: string, owner: string, createdAt: string): IndexKeys => ({
+    gsi1pk: `APIKEYID#${keyId}`,
+    gsi1sk: 'APIKEY',
+    gsi2pk: `APIKEYS#${owner}`,
+    gsi2sk: timeOrdered(createdAt, keyId),
+  }),
+
+  /** A client lives under its partner; `client_id` is the partner's own identifier, unique per partner. */
+  client: (partnerId: string, clientId: string): TableKey => ({ pk: `PARTNER#${partnerId}`, sk: `CLIENT#${clientId}` }),
+  clientIndex: (partnerId: string, clientId: string, createdAt: string): IndexKeys => ({
+    gsi1pk: `CLIENTS#${partnerId}`,
+    gsi1sk: timeOrdered(createdAt, clientId),
+  }),
+
+  transaction: (svcTxId: string): TableKey => ({ pk: `TX#${svcTxId}`, sk: 'TX' }),
+  /** Per partner and platform-wide, newest first. */
+  transactionIndex: (partnerId: string, svcTxId: string, createdAt: string): IndexKeys => ({
+    gsi1pk: `TXS#${partnerId}`,
+    gsi1sk: timeOrdered(createdAt, svcTxId),
+    gsi2pk: 'TXS',
+    gsi2sk: timeOrdered(createdAt, svcTxId),
+  }),
+  /**
+   * Sparse settlement index: present only while an item waits for settlement (a succeeded, unsettled
+   * transaction, or a pending negative adjustment), grouped by client and currency, oldest first.
+   */
+  settlementIndex: (partnerId: string, clientId: string, currency: string, createdAt: string, id: string): IndexKeys => ({
+    gsi3pk: `SETTLE#${partnerId}`,
+    gsi3sk: `${clientId}#${currency}#${timeOrdered(createdAt, id)}`,
+  }),
+  /** A refund or chargeback of an already settled transaction, deducted from the next batch. */
+  adjustment: (svcTxId: string, kind: 'refund' | 'chargeback'): TableKey => ({
+    pk: `TX#${svcTxId}`,
+    sk: `ADJUSTMENT#${kind}`,
+  }),
+  /** Links a processor payment intent to its transaction; its conditional create keeps the link unique. */
+  paymentIntent: (paymentIntentId: string): TableKey => ({ pk: `INTENT#${paymentIntentId}`, sk: 'INTENT' }),
+
+  idempotency: (partnerId: string, endpoint: string, idempotencyKey: string): TableKey => ({
+    pk: `IDEMPOTENCY#${partnerId}#${endpoint}#${idempotencyKey}`,
+    sk: 'IDEMPOTENCY',
+  }),
+  /** One counter per partner per fixed one-minute window (window start in epoch minutes). */
+  rateWindow: (partnerId: string, windowStartMinute: number): TableKey => ({
+    pk: `RATE#${partnerId}#${windowStartMinute}`,
+    sk: 'RATE',
+  }),
+  /** Marks a processor event id as processed (each event is applied once). */
+  processorEvent: (eventId: string): TableKey => ({ pk: `PROCESSOR_EVENT#${eventId}`, sk: 'PROCESSOR_EVENT' }),
+
+  webhookEndpoint: (partnerId: string, endpointId: string): TableKey => ({
+    pk: `PARTNER#${partnerId}`,
+    sk: `WEBHOOK_ENDPOINT#${endpointId}`,
+  }),
+  webhookEndpointPrefix: (partnerId: string) => ({ pk: `PARTNER#${partnerId}`, skPrefix: 'WEBHOOK_ENDPOINT#' }),
+  webhookDelivery: (deliveryId: string): TableKey => ({ pk: `DELIVERY#${deliveryId}`, sk: 'DELIVERY' }),
+  webhookDeliveryIndex: (partnerId: string, deliveryId: string, createdAt: string): IndexKeys => ({
+    gsi1pk: `DELIVERIES#${partnerId}`,
+    gsi1sk: timeOrdered(createdAt, deliveryId),
+  }),
+
+  auditEvent: (eventId: string): TableKey => ({ pk: `AUDIT#${eventId}`, sk: 'AUDIT' }),
+  auditEventIndex: (partnerId: string | undefined, eventId: string, createdAt: string): IndexKeys => ({
+    ...(partnerId === undefined ? {} : { gsi1pk: `AUDIT#${partnerId}`, gsi1sk: timeOrdered(createdAt, eventId) }),
+    gsi2pk: 'AUDIT',
+    gsi2sk: timeOrdered(createdAt, eventId),
+  }),
+
+  settlementBatch: (batchId: string): TableKey => ({ pk: `BATCH#${batchId}`, sk: 'BATCH' }),
+  settlementBatchIndex: (partnerId: string, batchId: string, createdAt: string): IndexKeys => ({
+    gsi1pk: `BATCHES#${partnerId}`,
+    gsi1sk: timeOrdered(createdAt, batchId),
+    gsi2pk: 'BATCHES',
+    gsi2sk: timeOrdered(createdAt, batchId),
+  }),
+} as const;

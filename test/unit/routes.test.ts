@@ -1,0 +1,47 @@
+import { describe, expect, it } from '@jest/globals';
+import { handler as notFound } from '../../functions/not-found';
+import { matchPath, resolveRoute, routes } from '../../infra/routes';
+import { httpEvent, lambdaContext } from '../support/events';
+
+describe('the route table', () => {
+  it('gives every route a unique method and path and a unique function name', () => {
+    const keys = routes.map((route) => `${route.method} ${route.path}`);
+    const names = routes.map((route) => route.name);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(new Set(names).size).toBe(names.length);
+    for (const route of routes) expect(route.path.startsWith('/api/v1/')).toBe(true);
+  });
+
+  it('resolves a known route and reports the allowed methods of a known path', () => {
+    const found = resolveRoute('get', '/api/v1/health');
+    const wrongMethod = resolveRoute('POST', '/api/v1/health');
+    const unknown = resolveRoute('GET', '/api/v1/nothing-here');
+
+    expect('route' in found && found.route.name).toBe('health');
+    expect(wrongMethod).toEqual({ allowed: ['GET'] });
+    expect(unknown).toEqual({ allowed: [] });
+  });
+
+  it('does not match a path that only shares a prefix with a route', () => {
+    expect(matchPath('/api/v1/health/extra')).toEqual([]);
+    expect(matchPath('/api/v1/healthz')).toEqual([]);
+  });
+});
+
+describe('the $default function', () => {
+  it('answers an unknown path with 404 NOT_FOUND in JSON', async () => {
+    const response = await notFound(httpEvent({ method: 'GET', path: '/api/v1/unknown' }), lambdaContext());
+
+    expect(response.statusCode).toBe(404);
+    expect(response.headers?.['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(response.body ?? '')).toEqual({ error: 'No route matches this path', code: 'NOT_FOUND' });
+  });
+
+  it('answers a known path under the wrong method with 405 and Allow', async () => {
+    const response = await notFound(httpEvent({ method: 'DELETE', path: '/api/v1/health' }), lambdaContext());
+
+    expect(response.statusCode).toBe(405);
+    expect(response.headers?.Allow).toBe('GET');
+    expect(JSON.parse(response.body ?? '').code).toBe('METHOD_NOT_ALLOWED');
+  });
+});
