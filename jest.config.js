@@ -1,19 +1,14 @@
 // Three projects, one `npm test`: pure unit tests, integration tests against DynamoDB Local (started once,
-// in memory, by the global setup), and CDK template assertions. TypeScript is compiled by SWC as ES modules
-// (middy 7 is ESM-only), so jest runs with --experimental-vm-modules (see package.json).
-const swc = [
-  '@swc/jest',
-  {
-    jsc: { parser: { syntax: 'typescript' }, target: 'es2023' },
-    module: { type: 'es6' },
-    sourceMaps: 'inline',
-    swcrc: false,
-  },
-];
+// in memory, by the global setup), and CDK template assertions. TypeScript is compiled by esbuild as ES
+// modules (middy 7 is ESM-only), so jest runs with --experimental-vm-modules (see package.json).
+//
+// Why esbuild and not @swc/jest: the registry this project installs from carries only some platforms'
+// binaries of @swc/core (and of jest 30's unrs-resolver), so their lockfile entries come out incomplete and
+// `npm ci` refuses the lockfile. esbuild publishes every platform's binary, and already bundles the Lambdas.
 
 const base = {
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': swc },
+  transform: { '^.+\\.ts$': '<rootDir>/test/support/esbuild-transform.js' },
   extensionsToTreatAsEsm: ['.ts'],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   setupFiles: ['<rootDir>/test/support/env.ts'],

@@ -46,12 +46,12 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number
 
 /** How the user stops it: Ctrl-C in a terminal signals the whole foreground process group; `kill` signals npm. */
 const stops = [
-  { how: 'Ctrl-C (SIGINT to the process group)', signal: 'SIGINT' as const, group: true },
-  { how: 'SIGTERM to npm', signal: 'SIGTERM' as const, group: false },
+  { how: 'Ctrl-C (SIGINT to the process group)', signal: 'SIGINT' as const, group: true, signalExitCode: 130 },
+  { how: 'SIGTERM to npm', signal: 'SIGTERM' as const, group: false, signalExitCode: 143 },
 ];
 
 describe('npm start', () => {
-  it.each(stops)('serves health within 60 s, and $how leaves no java or node process behind', async ({ signal, group }) => {
+  it.each(stops)('serves health within 60 s, and $how leaves no java or node process behind', async ({ signal, group, signalExitCode }) => {
     // Arrange
     const [httpPort, dynamoPort] = [await freePort(), await freePort()];
     const env: Record<string, string | undefined> = {
@@ -96,7 +96,9 @@ describe('npm start', () => {
       const code = await exited;
 
       // Assert: clean exit, every process of the tree gone, both ports closed
-      expect(code).toBe(0);
+      // npm exits 0, or 128 + signal when the signal reached npm itself (as a shell reports after Ctrl-C);
+      // the service's own clean exit is the "Stopped." line.
+      expect([0, signalExitCode]).toContain(code);
       expect(output).toContain(`${signal} received: stopping`);
       expect(output).toContain('Stopped.');
       await waitFor(async () => (tree.every((child) => !isAlive(child.pid)) ? true : undefined), 10_000, 'all processes to exit');
