@@ -1,0 +1,22 @@
+import { describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+describe('npx cdk synth', () => {
+  it('synthesises both stacks offline with the pinned CLI', async () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'cdk-out-'));
+    try {
+      await promisify(execFile)('npx', ['cdk', 'synth', '--quiet', '--output', outdir], { timeout: 120_000 });
+
+      for (const stack of ['PartnerPayments-Stateful', 'PartnerPayments-Api']) {
+        const template = JSON.parse(readFileSync(join(outdir, `${stack}.template.json`), 'utf8')) as { Resources: object };
+        expect(Object.keys(template.Resources).length).toBeGreaterThan(0);
+      }
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
