@@ -3,4 +3,4 @@ import { httpRoute } from '../lib/http/chain';
 
 export const checkHealth = async () => ({ status: 200, body: { status: 'ok' } });
 
-export const handler = httpRoute({}, checkHealth);
+export const handler = httpRoute({ access: 'public' }, checkHealth);

@@ -12,4 +12,4 @@ export const rejectUnknownRoute = async ({ method, path }: { method: string; pat
   throw errors.notFound();
 };
 
-export const handler = httpRoute({}, rejectUnknownRoute);
+export const handler = httpRoute({ access: 'public' }, rejectUnknownRoute);

@@ -13,6 +13,8 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 /** What a function may touch in AWS; the API stack grants exactly this (least privilege). */
 export interface RouteAccess {
   table?: 'read' | 'readWrite';
+  /** `encrypt`: seal new secrets (KMS GenerateDataKey); `decrypt`: open them (KMS Decrypt). */
+  kms?: ReadonlyArray<'encrypt' | 'decrypt'>;
 }
 
 export interface RouteDefinition {
@@ -23,15 +25,36 @@ export interface RouteDefinition {
   access: RouteAccess;
 }
 
+const read: RouteAccess = { table: 'read' };
+const readWrite: RouteAccess = { table: 'readWrite' };
+/** Partner mutations: API key lookup, rate-limit counter, HMAC secret (sealed), idempotency record. */
+const partnerMutation: RouteAccess = { table: 'readWrite', kms: ['decrypt'] };
+
 export const routes: readonly RouteDefinition[] = [
   { name: 'health', method: 'GET', path: `${API_PREFIX}/health`, access: {} },
+
+  { name: 'admin-partners-create', method: 'POST', path: `${API_PREFIX}/admin/partners`, access: readWrite },
+  { name: 'admin-partners-list', method: 'GET', path: `${API_PREFIX}/admin/partners`, access: read },
+  { name: 'admin-partners-get', method: 'GET', path: `${API_PREFIX}/admin/partners/{partner_id}`, access: read },
+  { name: 'admin-partners-update', method: 'PATCH', path: `${API_PREFIX}/admin/partners/{partner_id}`, access: readWrite },
+  {
+    name: 'admin-partner-api-keys-create',
+    method: 'POST',
+    path: `${API_PREFIX}/admin/partners/{partner_id}/api-keys`,
+    access: { table: 'readWrite', kms: ['encrypt'] },
+  },
+  { name: 'admin-api-keys-create', method: 'POST', path: `${API_PREFIX}/admin/api-keys`, access: { table: 'readWrite', kms: ['encrypt'] } },
+  { name: 'admin-api-keys-delete', method: 'DELETE', path: `${API_PREFIX}/admin/api-keys/{key_id}`, access: readWrite },
+
+  { name: 'clients-create', method: 'POST', path: `${API_PREFIX}/clients`, access: partnerMutation },
+  { name: 'clients-list', method: 'GET', path: `${API_PREFIX}/clients`, access: read },
 ];
 
 /**
  * The function behind API Gateway's `$default` route: anything no route matches. It answers 405 when the
  * path exists under another method, else 404, in the spec's error body.
  */
-export const fallbackRoute = { name: 'not-found', access: {} } as const satisfies Omit<RouteDefinition, 'method' | 'path'>;
+export const fallbackRoute: Omit<RouteDefinition, 'method' | 'path'> = { name: 'not-found', access: {} };
 
 export const routeKey = (route: Pick<RouteDefinition, 'method' | 'path'>) => `${route.method} ${route.path}`;
 

@@ -118,8 +118,12 @@ export function loadConfig(env: Env = process.env): Config {
     const problems = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(environment)'}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration (environment variables):\n${problems.join('\n')}`);
   }
-  if (result.data.SVC_RUNTIME === 'aws' && result.data.DYNAMODB_ENDPOINT !== undefined) {
-    throw new ConfigError('Invalid configuration (environment variables):\n  DYNAMODB_ENDPOINT: must not be set when SVC_RUNTIME=aws');
+  if (result.data.SVC_RUNTIME === 'aws') {
+    const problems = [
+      result.data.DYNAMODB_ENDPOINT !== undefined && '  DYNAMODB_ENDPOINT: must not be set when SVC_RUNTIME=aws',
+      result.data.KMS_KEY_ID === undefined && '  KMS_KEY_ID: required when SVC_RUNTIME=aws (secrets are encrypted with KMS)',
+    ].filter((problem): problem is string => problem !== false);
+    if (problems.length > 0) throw new ConfigError(`Invalid configuration (environment variables):\n${problems.join('\n')}`);
   }
   return result.data;
 }

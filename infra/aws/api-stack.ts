@@ -7,6 +7,7 @@ import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, HttpRoute, HttpRouteKey } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -15,6 +16,9 @@ import { fallbackRoute, routes, type RouteAccess } from '../routes';
 
 export interface ApiStackProps extends StackProps {
   table: ITableV2;
+  secretsKey: IKey;
+  /** Admin bearer token verification (decisions.md §2); unset, the admin functions refuse to start. */
+  adminAuth?: { jwksUrl: string; issuer: string; audience: string } | undefined;
 }
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -28,14 +32,14 @@ export class ApiStack extends Stack {
     this.api = new HttpApi(this, 'HttpApi', { description: 'Partner payments service API (/api/v1)' });
 
     for (const route of routes) {
-      const fn = this.createFunction(route.name, route.access, props.table);
+      const fn = this.createFunction(route.name, route.access, props);
       new HttpRoute(this, `Route-${route.name}`, {
         httpApi: this.api,
         routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
         integration: new HttpLambdaIntegration(`Integration-${route.name}`, fn),
       });
     }
-    const fallback = this.createFunction(fallbackRoute.name, fallbackRoute.access, props.table);
+    const fallback = this.createFunction(fallbackRoute.name, fallbackRoute.access, props);
     new HttpRoute(this, 'Route-default', {
       httpApi: this.api,
       routeKey: HttpRouteKey.DEFAULT,
@@ -45,7 +49,8 @@ export class ApiStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { value: `${this.api.apiEndpoint}/api/v1` });
   }
 
-  private createFunction(name: string, access: RouteAccess, table: ITableV2): NodejsFunction {
+  private createFunction(name: string, access: RouteAccess, props: ApiStackProps): NodejsFunction {
+    const { table, secretsKey, adminAuth } = props;
     const fn = new NodejsFunction(this, `Fn-${name}`, {
       entry: entryOf(name),
       handler: 'handler',
@@ -60,6 +65,10 @@ export class ApiStack extends Stack {
       environment: {
         SVC_RUNTIME: 'aws',
         TABLE_NAME: table.tableName,
+        KMS_KEY_ID: secretsKey.keyArn,
+        ...(adminAuth === undefined
+          ? {}
+          : { ADMIN_JWKS_URL: adminAuth.jwksUrl, ADMIN_JWT_ISSUER: adminAuth.issuer, ADMIN_JWT_AUDIENCE: adminAuth.audience }),
         NODE_OPTIONS: '--enable-source-maps',
       },
       bundling: {
@@ -74,6 +83,8 @@ export class ApiStack extends Stack {
     });
     if (access.table === 'read') table.grantReadData(fn);
     if (access.table === 'readWrite') table.grantReadWriteData(fn);
+    if (access.kms?.includes('encrypt')) secretsKey.grant(fn, 'kms:GenerateDataKey');
+    if (access.kms?.includes('decrypt')) secretsKey.grantDecrypt(fn);
     return fn;
   }
 }

@@ -1,14 +1,17 @@
 /**
  * Everything that holds data and must outlive a redeploy: the single table (with every GSI of
- * `lib/store/table.ts`, TTL, point-in-time recovery and deletion protection).
+ * `lib/store/table.ts`, TTL, point-in-time recovery and deletion protection) and the KMS key that
+ * envelope-encrypts the secrets stored in it.
  */
 import { RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AttributeType, Billing, TableV2, type ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import { GLOBAL_INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from '../../lib/store/table';
 
 export class StatefulStack extends Stack {
   readonly table: ITableV2;
+  readonly secretsKey: IKey;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -25,6 +28,11 @@ export class StatefulStack extends Stack {
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
       })),
+    });
+    this.secretsKey = new Key(this, 'SecretsKey', {
+      description: 'Envelope encryption of HMAC and webhook secrets (partner payments service)',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
     });
   }
 }

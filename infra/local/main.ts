@@ -7,6 +7,7 @@
  * here too, in `startLocalRuntime`.
  */
 import { join } from 'node:path';
+import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { config } from '../../lib/config';
 import { startLocalRuntime } from './runtime';
 
@@ -43,6 +44,10 @@ async function main(): Promise<void> {
       'Partner payments service is running locally.',
       `  HTTP API         ${runtime.apiUrl}/api/v1   (health: ${runtime.apiUrl}/api/v1/health)`,
       `  DynamoDB Local   ${runtime.dynamoEndpoint}   table "${config.TABLE_NAME}", ${inMemory ? 'in memory' : `data in ${join(config.LOCAL_DATA_DIR, 'dynamodb')}`}`,
+      '',
+      'Admin token (12 h; `npm run admin-token` prints a fresh one):',
+      `  ${await issueLocalAdminToken(config)}`,
+      '',
       'Press Ctrl-C to stop.',
     ].join('\n'),
   );

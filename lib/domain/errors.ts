@@ -71,6 +71,7 @@ export const errors = {
   clientNotFound: () => new ServiceError(404, 'CLIENT_NOT_FOUND', 'Client not found'),
   txNotFound: () => new ServiceError(404, 'TX_NOT_FOUND', 'Transaction not found'),
   batchNotFound: () => new ServiceError(404, 'BATCH_NOT_FOUND', 'Settlement batch not found'),
+  apiKeyNotFound: () => new ServiceError(404, 'API_KEY_NOT_FOUND', 'API key not found'),
   paymentIntentNotFound: () =>
     new ServiceError(404, 'PAYMENT_INTENT_NOT_FOUND', 'No transaction is linked to this payment intent'),
 

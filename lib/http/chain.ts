@@ -5,9 +5,12 @@
  *   1. Powertools logger context (cold start, function name) and tracer segment
  *   2. request state: request id, lower-cased headers, exact raw body
  *   3. error mapper (its `onError` runs last: every error becomes the spec's body)
- *   4. partner access steps, in this order, for the routes that declare them:
- *      API key -> rate limit -> HMAC over the raw body -> idempotency-key present -> idempotency
- *      (these arrive with the partner access issue; `access` below is where they plug in)
+ *   4. access steps by the route's `access` (see `access.ts`):
+ *      - 'partner-mutation': API key -> rate limit -> HMAC over the raw body -> idempotency-key present
+ *        -> idempotency
+ *      - 'partner-read':     API key
+ *      - 'admin':            admin bearer token (role admin)
+ *      - 'public':           none
  *   5. JSON body parse, on routes that take a body (malformed JSON -> 400 VALIDATION_ERROR)
  *   6. zod validation of body, query and path parameters (-> 400 VALIDATION_ERROR with details)
  *   7. the handler, whose {@link HttpResult} is serialised by `toHttpResponse`
@@ -17,13 +20,19 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { z } from 'zod';
 import { logger, tracer } from '../observability';
-import { errorMapper, jsonBody, requestState, validation } from './middlewares';
+import { adminToken, apiKey, hmacSignature, idempotency, idempotencyKeyHeader, rateLimit } from './access';
+import { type ChainMiddleware, errorMapper, jsonBody, requestState, validation } from './middlewares';
 import { toHttpResponse } from './response';
 import type { ChainContext, HttpEvent, HttpRequest, HttpResponse, HttpResult } from './types';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
 
+export type Access = 'public' | 'admin' | 'partner-read' | 'partner-mutation';
+
 export interface RouteOptions<B extends z.ZodType | undefined, Q extends z.ZodType | undefined, P extends z.ZodType | undefined> {
+  access: Access;
+  /** Refuse platform-wide API keys (403 API_KEY_SCOPE_FORBIDDEN): routes that act for the key's own partner. */
+  partnerOnly?: boolean;
   body?: B;
   query?: Q;
   params?: P;
@@ -45,6 +54,7 @@ export function httpRoute<
     const { svc } = context;
     const result = await handle({
       requestId: svc.requestId,
+      caller: svc.caller,
       method: event.requestContext.http.method,
       path: event.rawPath,
       body: svc.body as Infer<B>,
@@ -61,6 +71,21 @@ export function httpRoute<
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(requestState())
     .use(errorMapper())
+    .use(accessSteps(options))
     .use(options.body === undefined ? [] : [jsonBody()])
     .use(validation({ body: options.body, query: options.query, params: options.params }));
+}
+
+function accessSteps(options: { access: Access; partnerOnly?: boolean | undefined }): ChainMiddleware[] {
+  const partnerOnly = options.partnerOnly ?? false;
+  switch (options.access) {
+    case 'public':
+      return [];
+    case 'admin':
+      return [adminToken()];
+    case 'partner-read':
+      return [apiKey({ partnerOnly })];
+    case 'partner-mutation':
+      return [apiKey({ partnerOnly }), rateLimit(), hmacSignature(), idempotencyKeyHeader(), idempotency()];
+  }
 }

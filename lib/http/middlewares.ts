@@ -8,8 +8,14 @@ import { logger } from '../observability';
 import { errorResult, toHttpResponse } from './response';
 import type { ChainContext, HttpEvent, HttpResponse } from './types';
 
-type ChainRequest = Request<HttpEvent, HttpResponse, Error, ChainContext>;
-type ChainMiddleware = MiddlewareObj<HttpEvent, HttpResponse, Error, ChainContext>;
+export type ChainRequest = Request<HttpEvent, HttpResponse, Error, ChainContext>;
+export type ChainMiddleware = MiddlewareObj<HttpEvent, HttpResponse, Error, ChainContext>;
+
+/** Headers whose values are credentials: never logged. */
+const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'x-svc-hmac', 'cookie', 'processor-signature', 'stripe-signature']);
+
+export const redactHeaders = (headers: Record<string, string | undefined>) =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, SECRET_HEADERS.has(name) ? '[redacted]' : value]));
 
 /**
  * Starts the request's state: the request id (API Gateway's, so log lines, the `x-request-id` header and
@@ -28,8 +34,17 @@ export const requestState = (): ChainMiddleware => ({
         : event.isBase64Encoded
           ? Buffer.from(event.body, 'base64').toString('utf8')
           : event.body;
-    context.svc = { requestId, rawBody, json: undefined, body: undefined, query: undefined, params: undefined };
+    context.svc = {
+      requestId,
+      caller: { kind: 'anonymous' },
+      rawBody,
+      json: undefined,
+      body: undefined,
+      query: undefined,
+      params: undefined,
+    };
     logger.appendKeys({ request_id: requestId, route: event.routeKey });
+    logger.debug('Request received', { method: event.requestContext.http.method, path: event.rawPath, headers: redactHeaders(event.headers) });
   },
 });
 

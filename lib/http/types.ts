@@ -1,4 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { Partner } from '../domain/partner';
+import type { StoredApiKey } from '../store/api-keys';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResponse = APIGatewayProxyStructuredResultV2;
@@ -10,9 +12,27 @@ export interface HttpResult {
   headers?: Record<string, string>;
 }
 
+/** Who is calling, as established by the chain's authentication step. */
+export type Caller =
+  | { kind: 'anonymous' }
+  | { kind: 'admin'; subject: string }
+  | { kind: 'partner'; keyId: string; partner: Partner }
+  | { kind: 'platform'; keyId: string };
+
+/** The idempotency key this request holds (see `access.ts`), until it completes or releases it. */
+export interface IdempotencyLease {
+  owner: string;
+  endpoint: string;
+  idempotencyKey: string;
+  lockToken: string;
+}
+
 /** The state the chain's middlewares build up for one request, read by the handler. */
 export interface RequestState {
   requestId: string;
+  caller: Caller;
+  apiKey?: StoredApiKey;
+  idempotency?: IdempotencyLease;
   /** The exact request body as received (decoded from base64 when API Gateway encoded it). */
   rawBody: string;
   /** The parsed JSON body, `undefined` when the request had none. */
@@ -29,6 +49,7 @@ export interface ChainContext extends Context {
 /** The validated input a handler receives. */
 export interface HttpRequest<TBody, TQuery, TParams> {
   requestId: string;
+  caller: Caller;
   method: string;
   /** The raw request path, e.g. `/api/v1/clients`. */
   path: string;

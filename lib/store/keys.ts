@@ -20,25 +20,26 @@ const timeOrdered = (createdAt: string, id: string) => `${createdAt}#${id}`;
 export const keys = {
   partner: (partnerId: string): TableKey => ({ pk: `PARTNER#${partnerId}`, sk: 'PROFILE' }),
   /** All partners, newest first (admin list). */
+  allPartners: 'PARTNERS',
   partnerIndex: (partnerId: string, createdAt: string): IndexKeys => ({
-    gsi1pk: 'PARTNERS',
+    gsi1pk: keys.allPartners,
     gsi1sk: timeOrdered(createdAt, partnerId),
   }),
 
   /** An API key is found by the SHA-256 of its value: the key itself is never stored. */
   apiKey: (keyHash: string): TableKey => ({ pk: `APIKEY#${keyHash}`, sk: 'APIKEY' }),
-  /** By `key_id` (revocation), and per owner (partner id, or `PLATFORM`) newest first. */
-  apiKeyIndex: (keyId: string, owner: string, createdAt: string): IndexKeys => ({
-    gsi1pk: `APIKEYID#${keyId}`,
-    gsi1sk: 'APIKEY',
-    gsi2pk: `APIKEYS#${owner}`,
-    gsi2sk: timeOrdered(createdAt, keyId),
-  }),
+  /**
+   * The `key_id` -> hash pointer, written in the same transaction as the key, so that revocation by id is a
+   * strongly consistent read (a GSI could miss a key created a moment ago).
+   */
+  apiKeyId: (keyId: string): TableKey => ({ pk: `APIKEYID#${keyId}`, sk: 'APIKEYID' }),
 
   /** A client lives under its partner; `client_id` is the partner's own identifier, unique per partner. */
   client: (partnerId: string, clientId: string): TableKey => ({ pk: `PARTNER#${partnerId}`, sk: `CLIENT#${clientId}` }),
+  /** The gsi1 partition holding a partner's clients. */
+  clientsOf: (partnerId: string) => `CLIENTS#${partnerId}`,
   clientIndex: (partnerId: string, clientId: string, createdAt: string): IndexKeys => ({
-    gsi1pk: `CLIENTS#${partnerId}`,
+    gsi1pk: keys.clientsOf(partnerId),
     gsi1sk: timeOrdered(createdAt, clientId),
   }),
 

@@ -12,7 +12,11 @@ let api: Template;
 beforeAll(() => {
   const app = new App();
   const statefulStack = new StatefulStack(app, 'Stateful');
-  const apiStack = new ApiStack(app, 'Api', { table: statefulStack.table });
+  const apiStack = new ApiStack(app, 'Api', {
+    table: statefulStack.table,
+    secretsKey: statefulStack.secretsKey,
+    adminAuth: { jwksUrl: 'https://issuer.example/.well-known/jwks.json', issuer: 'https://issuer.example/', audience: 'partner-payments-admin' },
+  });
   stateful = Template.fromStack(statefulStack);
   api = Template.fromStack(apiStack);
 }, 120_000);
@@ -46,6 +50,10 @@ describe('stateful stack', () => {
     });
     stateful.hasResource('AWS::DynamoDB::GlobalTable', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
   });
+
+  it('has a rotating KMS key for the secrets, retained on deletion', () => {
+    stateful.hasResource('AWS::KMS::Key', { Properties: { EnableKeyRotation: true }, DeletionPolicy: 'Retain' });
+  });
 });
 
 describe('API stack', () => {
@@ -71,14 +79,48 @@ describe('API stack', () => {
     }
   });
 
-  it('grants table access only to routes that declare it (health and $default get none)', () => {
-    const policies = Object.values(api.findResources('AWS::IAM::Policy'));
-    const tableStatements = policies.flatMap((policy) =>
-      (policy.Properties.PolicyDocument.Statement as Array<{ Action: string | string[] }>).filter((statement) =>
-        [statement.Action].flat().some((action) => action.startsWith('dynamodb:')),
-      ),
+  /** The actions granted to one route's function, from its role's policy. */
+  function actionsOf(name: string): string[] {
+    const prefix = `Fn${name.replace(/-/g, '')}ServiceRoleDefaultPolicy`;
+    const policies = Object.entries(api.findResources('AWS::IAM::Policy')).filter(([logicalId]) => logicalId.startsWith(prefix));
+    return policies.flatMap(([, policy]) =>
+      (policy.Properties.PolicyDocument.Statement as Array<{ Action: string | string[] }>).flatMap((statement) => [statement.Action].flat()),
     );
-    const routesWithTable = routes.filter((route) => route.access.table !== undefined);
-    expect(tableStatements).toHaveLength(routesWithTable.length);
+  }
+
+  it('grants each function exactly the table and KMS access its route declares (least privilege)', () => {
+    for (const route of [...routes, { ...fallbackRoute, method: 'ANY', path: '$default' }]) {
+      const actions = actionsOf(route.name);
+      const writes = actions.filter((action) => /^dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)$/.test(action));
+      const reads = actions.filter((action) => /^dynamodb:(GetItem|Query)$/.test(action));
+      expect({ route: route.name, writes: writes.length > 0 }).toEqual({ route: route.name, writes: route.access.table === 'readWrite' });
+      expect({ route: route.name, reads: reads.length > 0 }).toEqual({ route: route.name, reads: route.access.table !== undefined });
+      expect(actions.includes('dynamodb:Scan') && route.access.table === undefined).toBe(false);
+      expect({ route: route.name, kmsGenerate: actions.includes('kms:GenerateDataKey') }).toEqual({
+        route: route.name,
+        kmsGenerate: route.access.kms?.includes('encrypt') ?? false,
+      });
+      expect({ route: route.name, kmsDecrypt: actions.includes('kms:Decrypt') }).toEqual({
+        route: route.name,
+        kmsDecrypt: route.access.kms?.includes('decrypt') ?? false,
+      });
+    }
+  });
+
+  it('routes partner mutations to functions that may decrypt HMAC secrets, and reads to read-only functions', () => {
+    expect(routes.find((route) => route.name === 'clients-create')?.access).toEqual({ table: 'readWrite', kms: ['decrypt'] });
+    expect(routes.find((route) => route.name === 'clients-list')?.access).toEqual({ table: 'read' });
+  });
+
+  it('passes the KMS key and admin token settings to the functions', () => {
+    const functions = Object.values(api.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x' } }));
+    for (const fn of functions) {
+      expect(fn.Properties.Environment.Variables).toMatchObject({
+        KMS_KEY_ID: expect.anything(),
+        ADMIN_JWKS_URL: 'https://issuer.example/.well-known/jwks.json',
+        ADMIN_JWT_ISSUER: 'https://issuer.example/',
+        ADMIN_JWT_AUDIENCE: 'partner-payments-admin',
+      });
+    }
   });
 });

@@ -2,6 +2,9 @@
  * Starts DynamoDB Local once for the whole integration run (in memory, on a free port) and creates the table.
  * The environment set here is inherited by the test workers, so `lib/config.ts` points every repository at it.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../../infra/local/dynamodb-local';
 import { ensureTable } from '../../lib/store/table';
@@ -18,6 +21,8 @@ export default async function globalSetup(): Promise<void> {
   process.env.DYNAMODB_LOCAL_PORT = String(port);
   process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
   process.env.TABLE_NAME = 'partner-payments-test';
+  // The local key-encryption key file (lib/secrets) of this run.
+  process.env.LOCAL_DATA_DIR = mkdtempSync(join(tmpdir(), 'partner-payments-test-'));
   const client = new DynamoDBClient({
     endpoint: dynamo.endpoint,
     region: 'local',

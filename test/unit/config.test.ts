@@ -54,10 +54,11 @@ describe('loadConfig', () => {
   it('has no local defaults in AWS: a missing table name fails the cold start', () => {
     expect(() => loadConfig({ SVC_RUNTIME: 'aws', AWS_REGION: 'eu-west-1' })).toThrow(/TABLE_NAME/);
     expect(() =>
-      loadConfig({ SVC_RUNTIME: 'aws', AWS_REGION: 'eu-west-1', TABLE_NAME: 'tbl', DYNAMODB_ENDPOINT: 'http://x' }),
+      loadConfig({ SVC_RUNTIME: 'aws', AWS_REGION: 'eu-west-1', TABLE_NAME: 'tbl', KMS_KEY_ID: 'k', DYNAMODB_ENDPOINT: 'http://x' }),
     ).toThrow(/DYNAMODB_ENDPOINT/);
+    expect(() => loadConfig({ SVC_RUNTIME: 'aws', AWS_REGION: 'eu-west-1', TABLE_NAME: 'tbl' })).toThrow(/KMS_KEY_ID/);
 
-    const config = loadConfig({ SVC_RUNTIME: 'aws', AWS_REGION: 'eu-west-1', TABLE_NAME: 'tbl' });
+    const config = loadConfig({ SVC_RUNTIME: 'aws', AWS_REGION: 'eu-west-1', TABLE_NAME: 'tbl', KMS_KEY_ID: 'alias/svc' });
     expect(config.DYNAMODB_ENDPOINT).toBeUndefined();
     expect(config.PROCESSOR_SECRET_KEY).toBeUndefined();
     expect(config.ALLOW_INSECURE_WEBHOOK_URLS).toBe(false);

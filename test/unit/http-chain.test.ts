@@ -9,7 +9,7 @@ const Body = z.object({
   amount: z.number().positive(),
 });
 
-const echo = httpRoute({ body: Body }, async ({ body }) => ({ status: 201, body: { received: body } }));
+const echo = httpRoute({ access: 'public', body: Body }, async ({ body }) => ({ status: 201, body: { received: body } }));
 
 const invoke = (handler: typeof echo, event: Parameters<typeof echo>[0]) => handler(event, lambdaContext());
 
@@ -75,7 +75,7 @@ describe('the HTTP chain', () => {
 
   it('validates query parameters with the same error shape', async () => {
     const list = httpRoute(
-      { query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }) },
+      { access: 'public', query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }) },
       async ({ query }) => ({ status: 200, body: query }),
     );
 
@@ -90,7 +90,7 @@ describe('the HTTP chain', () => {
   });
 
   it('maps a ServiceError to its status, code and headers', async () => {
-    const limited = httpRoute({}, async () => {
+    const limited = httpRoute({ access: 'public' }, async () => {
       throw errors.rateLimited(30);
     });
 
@@ -102,7 +102,7 @@ describe('the HTTP chain', () => {
   });
 
   it('answers an unexpected error with a generic 500 that reveals nothing', async () => {
-    const broken = httpRoute({}, async () => {
+    const broken = httpRoute({ access: 'public' }, async () => {
       throw new Error('connection string postgres://user:secret@db');
     });
 
@@ -114,7 +114,7 @@ describe('the HTTP chain', () => {
   });
 
   it('shows the code and fixed message of a 5xx domain error the spec names', async () => {
-    const unconfigured = httpRoute({}, async () => {
+    const unconfigured = httpRoute({ access: 'public' }, async () => {
       throw errors.processorKeyMissing();
     });
 
@@ -125,7 +125,7 @@ describe('the HTTP chain', () => {
   });
 
   it('does not parse the body of a route that takes none', async () => {
-    const noBody = httpRoute({}, async () => ({ status: 204 }));
+    const noBody = httpRoute({ access: 'public' }, async () => ({ status: 204 }));
 
     const response = await noBody(httpEvent({ method: 'DELETE', body: 'not json' }), lambdaContext());
 

@@ -1,0 +1,18 @@
+/** GET /api/v1/clients: the partner's merchants, newest first, paged, optional `status` filter. */
+import { z } from 'zod';
+import { CLIENT_STATUSES } from '../lib/domain/partner';
+import { httpRoute } from '../lib/http/chain';
+import { presentClient, presentPage } from '../lib/http/presenters';
+import { assertActsFor, PageQuery, partnerOf } from '../lib/http/schemas';
+import { listClients } from '../lib/use-cases/clients';
+
+const Query = PageQuery.extend({
+  status: z.enum(CLIENT_STATUSES).optional(),
+  partner_id: z.string().optional(),
+});
+
+export const handler = httpRoute({ access: 'partner-read', partnerOnly: true, query: Query }, async ({ caller, query }) => {
+  assertActsFor(caller, query.partner_id);
+  const page = await listClients(partnerOf(caller), query);
+  return { status: 200, body: presentPage(page, presentClient) };
+});

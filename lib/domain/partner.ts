@@ -1,0 +1,48 @@
+/** Partners (payment companies) and their clients (merchants): types and the rules that gate them. */
+import { errors } from './errors';
+
+export const PARTNER_STATUSES = ['active', 'suspended'] as const;
+export const KYC_STATUSES = ['pending', 'approved', 'rejected'] as const;
+export const CLIENT_STATUSES = ['active', 'suspended', 'pending_kyc'] as const;
+
+export type PartnerStatus = (typeof PARTNER_STATUSES)[number];
+export type KycStatus = (typeof KYC_STATUSES)[number];
+export type ClientStatus = (typeof CLIENT_STATUSES)[number];
+
+export interface Partner {
+  partnerId: string;
+  name: string;
+  status: PartnerStatus;
+  kycStatus: KycStatus;
+  /** The service's own cut, percent of the amount; the floor of every client's partner fee. */
+  serviceFeePercentage: number;
+  /** Overrides `RATE_LIMIT_PER_MINUTE` for this partner; `null` uses the default. */
+  rateLimitPerMinute: number | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Client {
+  id: string;
+  partnerId: string;
+  /** The partner's own, stable merchant identifier (unique per partner). */
+  clientId: string;
+  legalName: string;
+  status: ClientStatus;
+  partnerFeePercentage: number | null;
+  partnerFeeFlatUsd: number | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A suspended partner may not manage its merchants (spec: POST/GET /clients -> 403 PARTNER_SUSPENDED). */
+export function assertPartnerNotSuspended(partner: Partner): void {
+  if (partner.status === 'suspended') throw errors.partnerSuspended();
+}
+
+/** A client's partner fee may not undercut the service's fee, which is paid out of it. */
+export function assertClientFeeAllowed(partner: Partner, partnerFeePercentage: number | null): void {
+  if (partnerFeePercentage !== null && partnerFeePercentage < partner.serviceFeePercentage) {
+    throw errors.clientFeeBelowSvcFee(partner.serviceFeePercentage);
+  }
+}

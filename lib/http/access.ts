@@ -1,0 +1,169 @@
+/**
+ * The access-control steps of the chain (interface-spec.md Authentication; decisions.md §2-4), in the order
+ * `chain.ts` uses them on a partner mutation:
+ *
+ *   API key -> rate limit -> HMAC over the raw body -> idempotency-key present -> idempotency
+ *
+ * Reads use the API key step only; admin routes use the admin token step only.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { authenticateAdmin, createAdminTokenVerifier } from '../auth/admin-token';
+import { hashApiKey, signatureMatches } from '../auth/credentials';
+import { config } from '../config';
+import { errors, ServiceError } from '../domain/errors';
+import { logger } from '../observability';
+import { SECRET_PURPOSE, secretBox } from '../secrets';
+import { findApiKey } from '../store/api-keys';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  releaseIdempotencyKey,
+  type StoredResponse,
+} from '../store/idempotency';
+import { getPartner } from '../store/partners';
+import { countRequest } from '../store/rate-limits';
+import type { ChainMiddleware, ChainRequest } from './middlewares';
+import { errorResult, toHttpResponse } from './response';
+import type { Caller } from './types';
+
+/** `Authorization: Bearer <jwt>` with `role: admin`. The verifier is built at cold start. */
+export function adminToken(): ChainMiddleware {
+  const verify = createAdminTokenVerifier(config);
+  return {
+    before: async (request: ChainRequest) => {
+      const admin = await authenticateAdmin(verify, request.event.headers.authorization);
+      request.context.svc.caller = { kind: 'admin', subject: admin.subject };
+      logger.appendKeys({ admin_subject: admin.subject });
+    },
+  };
+}
+
+/**
+ * `x-api-key`: 401 API_KEY_MISSING / API_KEY_INVALID; a partner key brings its partner (404
+ * PARTNER_NOT_FOUND if it no longer exists); `partnerOnly` routes refuse platform keys (403).
+ */
+export function apiKey(options: { partnerOnly: boolean }): ChainMiddleware {
+  return {
+    before: async (request: ChainRequest) => {
+      const presented = request.event.headers['x-api-key'];
+      if (presented === undefined || presented.trim() === '') throw errors.apiKeyMissing();
+      const stored = await findApiKey(hashApiKey(presented.trim()));
+      if (stored === undefined) throw errors.apiKeyInvalid();
+      request.context.svc.apiKey = stored;
+      logger.appendKeys({ key_id: stored.keyId, ...(stored.partnerId === undefined ? {} : { partner_id: stored.partnerId }) });
+      if (stored.scope === 'platform') {
+        if (options.partnerOnly) throw errors.apiKeyScopeForbidden('This route needs a partner-scoped API key');
+        request.context.svc.caller = { kind: 'platform', keyId: stored.keyId };
+        return;
+      }
+      const partner = stored.partnerId === undefined ? undefined : await getPartner(stored.partnerId);
+      if (partner === undefined) throw errors.partnerNotFound();
+      request.context.svc.caller = { kind: 'partner', keyId: stored.keyId, partner };
+    },
+  };
+}
+
+/** Whose quota and whose idempotency keys a request uses: its partner, or the platform key itself. */
+const ownerOf = (caller: Caller): string => {
+  if (caller.kind === 'partner') return caller.partner.partnerId;
+  if (caller.kind === 'platform') return `platform:${caller.keyId}`;
+  throw new Error(`no owner for a ${caller.kind} caller`);
+};
+
+/** Per partner, a fixed one-minute window: 429 RATE_LIMITED with `Retry-After` past the limit. */
+export function rateLimit(): ChainMiddleware {
+  return {
+    before: async (request: ChainRequest) => {
+      const { caller } = request.context.svc;
+      const limit = (caller.kind === 'partner' ? caller.partner.rateLimitPerMinute : null) ?? config.RATE_LIMIT_PER_MINUTE;
+      const nowSeconds = Date.now() / 1000;
+      const windowStartMinute = Math.floor(nowSeconds / 60);
+      const count = await countRequest(ownerOf(caller), windowStartMinute);
+      if (count > limit) throw errors.rateLimited((windowStartMinute + 1) * 60 - nowSeconds);
+    },
+  };
+}
+
+/** `x-svc-hmac`: HMAC-SHA256 of the exact raw body with the key's secret, compared in constant time. */
+export function hmacSignature(): ChainMiddleware {
+  return {
+    before: async (request: ChainRequest) => {
+      const received = request.event.headers['x-svc-hmac'];
+      if (received === undefined || received.trim() === '') throw errors.hmacMissing();
+      const { apiKey: stored, rawBody } = request.context.svc;
+      if (stored === undefined) throw new Error('hmacSignature() must follow apiKey()');
+      const secret = await secretBox.open(stored.hmacSecret, SECRET_PURPOSE.hmac);
+      if (!signatureMatches(secret, rawBody, received.trim())) throw errors.hmacInvalid();
+    },
+  };
+}
+
+const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+
+/** `idempotency-key` must be present (400 IDEMPOTENCY_KEY_MISSING) and 1-255 printable ASCII characters. */
+export function idempotencyKeyHeader(): ChainMiddleware {
+  return {
+    before: (request: ChainRequest) => {
+      const key = request.event.headers['idempotency-key'];
+      if (key === undefined || key === '') throw errors.idempotencyKeyMissing();
+      if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
+        throw errors.validation(
+          { fieldErrors: { 'idempotency-key': ['Must be 1-255 printable ASCII characters'] }, formErrors: [] },
+          'Invalid idempotency-key header',
+        );
+      }
+    },
+  };
+}
+
+/** Longer than any function may run (29 s), so a live request never loses its key to a retry. */
+const IDEMPOTENCY_LOCK_MS = 30_000;
+
+/**
+ * Replays the first response for a repeated (key, body), refuses a changed body (422) or a concurrent repeat
+ * (409 + Retry-After). Stores the outcome of a request that reached its handler; a validation failure or a
+ * 5xx releases the key instead, so the caller can correct and retry.
+ */
+export function idempotency(): ChainMiddleware {
+  return {
+    before: async (request: ChainRequest) => {
+      const { event, context } = request;
+      const idempotencyKey = event.headers['idempotency-key'] ?? '';
+      const lease = { owner: ownerOf(context.svc.caller), endpoint: event.routeKey, idempotencyKey, lockToken: randomUUID() };
+      const fingerprint = createHash('sha256').update(context.svc.rawBody, 'utf8').digest('hex');
+      const nowMs = Date.now();
+      const claim = await claimIdempotencyKey({ ...lease, fingerprint, lockMs: IDEMPOTENCY_LOCK_MS, nowMs });
+      if (claim.claimed) {
+        context.svc.idempotency = lease;
+        return undefined;
+      }
+      const { existing } = claim;
+      if (existing.fingerprint !== fingerprint) throw errors.idempotencyKeyReused();
+      if (existing.status === 'in_progress') throw errors.idempotencyKeyInUse((existing.lockExpiresAt - nowMs) / 1000);
+      logger.info('Idempotent replay', { status: existing.response.statusCode });
+      return replay(existing.response, context.svc.requestId);
+    },
+    after: async (request: ChainRequest) => {
+      const lease = request.context.svc.idempotency;
+      const response = request.response;
+      if (lease === undefined || response === undefined || response === null) return;
+      const statusCode = response.statusCode ?? 200;
+      if (statusCode >= 500) await releaseIdempotencyKey(lease);
+      else await completeIdempotencyKey(lease, { statusCode, body: response.body ?? '' });
+    },
+    onError: async (request: ChainRequest) => {
+      const lease = request.context.svc?.idempotency;
+      if (lease === undefined) return;
+      const result = errorResult(request.error);
+      const isValidationFailure = request.error instanceof ServiceError && request.error.code === 'VALIDATION_ERROR';
+      if (result.status >= 500 || isValidationFailure) await releaseIdempotencyKey(lease);
+      else await completeIdempotencyKey(lease, { statusCode: result.status, body: JSON.stringify(result.body) });
+    },
+  };
+}
+
+/** The first response again, marked: `idempotentReplay: true` in the body, `Idempotent-Replayed: true` header. */
+function replay(stored: StoredResponse, requestId: string) {
+  const body = stored.body === '' ? undefined : { ...(JSON.parse(stored.body) as object), idempotentReplay: true };
+  return toHttpResponse({ status: stored.statusCode, body, headers: { 'Idempotent-Replayed': 'true' } }, requestId);
+}

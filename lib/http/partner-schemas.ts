@@ -1,0 +1,33 @@
+/** Request schemas of the admin partner routes (create and update share their field rules). */
+import { z } from 'zod';
+import { KYC_STATUSES, PARTNER_STATUSES } from '../domain/partner';
+import { percentage } from './schemas';
+
+export const PartnerParams = z.object({ partner_id: z.string().min(1).max(64) });
+
+const fields = {
+  name: z.string().trim().min(1).max(200),
+  service_fee_percentage: percentage,
+  status: z.enum(PARTNER_STATUSES),
+  kyc_status: z.enum(KYC_STATUSES),
+  /** `null`: the default `RATE_LIMIT_PER_MINUTE`. */
+  rate_limit_per_minute: z.number().int().min(1).max(1_000_000).nullable(),
+};
+
+export const CreatePartnerBody = z.strictObject({
+  name: fields.name,
+  service_fee_percentage: fields.service_fee_percentage,
+  status: fields.status.default('active'),
+  kyc_status: fields.kyc_status.default('pending'),
+  rate_limit_per_minute: fields.rate_limit_per_minute.default(null),
+});
+
+export const UpdatePartnerBody = z
+  .strictObject({
+    name: fields.name.optional(),
+    service_fee_percentage: fields.service_fee_percentage.optional(),
+    status: fields.status.optional(),
+    kyc_status: fields.kyc_status.optional(),
+    rate_limit_per_minute: fields.rate_limit_per_minute.optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, 'At least one field to change is required');

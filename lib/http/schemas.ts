@@ -1,0 +1,43 @@
+/** zod pieces several routes share. */
+import { z } from 'zod';
+import { errors } from '../domain/errors';
+import type { Caller } from './types';
+
+/** `limit` (1-200, default 50) and `cursor` of every list (decisions.md §9). */
+export const PageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().min(1).max(2048).optional(),
+});
+
+/** Identifiers that end up inside table keys: printable, and never the key separator `#`. */
+export const identifier = (min: number, max: number) =>
+  z
+    .string()
+    .min(min)
+    .max(max)
+    .regex(/^[^#\s\p{Cc}][^#\p{Cc}]*$/u, 'Must not contain "#", control characters or leading whitespace');
+
+/** Percentages are given as numbers 0-100 (e.g. 2.5 means 2.5 %). */
+export const percentage = z.number().min(0).max(100);
+
+/** At most `decimals` decimal places (checked on the decimal string, so 0.1 + 0.2 style floats are not an issue). */
+export const maxDecimals = (decimals: number) => (value: number) => {
+  const [, fraction = ''] = String(value).split('.');
+  return !String(value).includes('e') && fraction.length <= decimals;
+};
+
+/**
+ * decisions.md §5: a partner-scoped key acts only for its own partner; naming another partner is 403
+ * API_KEY_SCOPE_FORBIDDEN.
+ */
+export function assertActsFor(caller: Caller, partnerId: string | undefined): void {
+  if (caller.kind === 'partner' && partnerId !== undefined && partnerId !== caller.partner.partnerId) {
+    throw errors.apiKeyScopeForbidden();
+  }
+}
+
+/** The partner of a partner-scoped caller (the chain guarantees one on `partnerOnly` routes). */
+export function partnerOf(caller: Caller) {
+  if (caller.kind !== 'partner') throw errors.apiKeyScopeForbidden('This route needs a partner-scoped API key');
+  return caller.partner;
+}

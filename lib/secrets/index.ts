@@ -1,0 +1,15 @@
+/** The secret box of this process: KMS when `KMS_KEY_ID` is set (AWS), else the local key file. */
+import { join } from 'node:path';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { config } from '../config';
+import { kmsKeyEncryptionKey } from './kms-key';
+import { localKeyEncryptionKey } from './local-key';
+import { createSecretBox } from './secret-box';
+
+export const secretBox = createSecretBox(
+  config.KMS_KEY_ID === undefined
+    ? localKeyEncryptionKey(join(config.LOCAL_DATA_DIR, 'local-kms.key'))
+    : kmsKeyEncryptionKey(new KMSClient({ region: config.AWS_REGION }), config.KMS_KEY_ID),
+);
+
+export const SECRET_PURPOSE = { hmac: 'api-key-hmac-secret', webhook: 'webhook-endpoint-secret' } as const;

@@ -1,0 +1,59 @@
+/** Clients (merchants), stored under their partner; `client_id` is unique per partner. */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { errors } from '../domain/errors';
+import type { Client, ClientStatus } from '../domain/partner';
+import { isConditionFailure } from './conditions';
+import { documentClient, tableName } from './dynamo';
+import { keys } from './keys';
+import { type Page, queryPage } from './paging';
+
+const toClient = (item: Record<string, unknown>): Client => ({
+  id: item.id as string,
+  partnerId: item.partnerId as string,
+  clientId: item.clientId as string,
+  legalName: item.legalName as string,
+  status: item.status as ClientStatus,
+  partnerFeePercentage: (item.partnerFeePercentage as number | null | undefined) ?? null,
+  partnerFeeFlatUsd: (item.partnerFeeFlatUsd as number | null | undefined) ?? null,
+  createdAt: item.createdAt as string,
+  updatedAt: item.updatedAt as string,
+});
+
+/** Conditional create: a second client with the same `client_id` under the partner is 409 CLIENT_EXISTS. */
+export async function createClient(client: Client): Promise<Client> {
+  try {
+    await documentClient.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: {
+          ...keys.client(client.partnerId, client.clientId),
+          ...keys.clientIndex(client.partnerId, client.clientId, client.createdAt),
+          entity: 'client',
+          ...client,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  } catch (error) {
+    if (isConditionFailure(error)) throw errors.clientExists();
+    throw error;
+  }
+  return client;
+}
+
+export function listClients(
+  partnerId: string,
+  page: { limit: number; cursor?: string | undefined; status?: ClientStatus | undefined },
+): Promise<Page<Client>> {
+  return queryPage({
+    index: 'gsi1',
+    partition: keys.clientsOf(partnerId),
+    limit: page.limit,
+    cursor: page.cursor,
+    filter:
+      page.status === undefined
+        ? undefined
+        : { expression: '#status = :status', names: { '#status': 'status' }, values: { ':status': page.status } },
+    toItem: toClient,
+  });
+}

@@ -1,0 +1,124 @@
+/**
+ * Idempotency records (decisions.md §4), one per (owner, endpoint, idempotency-key), kept 24 hours.
+ * A request claims its key with a conditional put; the claim is a lease (`lockToken`, `lockExpiresAt`), so a
+ * request that died mid-flight does not block its key forever. Completing or releasing needs the lease.
+ */
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { isConditionFailure, writeIfCondition } from './conditions';
+import { documentClient, tableName } from './dynamo';
+import { keys } from './keys';
+
+/** How long a finished response is replayed. */
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+
+export interface StoredResponse {
+  statusCode: number;
+  /** The JSON body as sent. */
+  body: string;
+}
+
+export type ExistingRecord =
+  | { status: 'in_progress'; fingerprint: string; lockExpiresAt: number }
+  | { status: 'completed'; fingerprint: string; response: StoredResponse };
+
+export interface ClaimRequest {
+  owner: string;
+  endpoint: string;
+  idempotencyKey: string;
+  fingerprint: string;
+  lockToken: string;
+  lockMs: number;
+  nowMs: number;
+}
+
+/**
+ * Claims the key for this request, or returns the record that holds it. The claim succeeds when no record
+ * exists, the record has expired (TTL deletion lags), or an in-flight lease has run out.
+ */
+export async function claimIdempotencyKey(request: ClaimRequest): Promise<{ claimed: true } | { claimed: false; existing: ExistingRecord }> {
+  const nowSeconds = Math.floor(request.nowMs / 1000);
+  try {
+    await documentClient.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: {
+          ...keys.idempotency(request.owner, request.endpoint, request.idempotencyKey),
+          entity: 'idempotency',
+          status: 'in_progress',
+          fingerprint: request.fingerprint,
+          lockToken: request.lockToken,
+          lockExpiresAt: request.nowMs + request.lockMs,
+          createdAt: new Date(request.nowMs).toISOString(),
+          expiresAt: nowSeconds + IDEMPOTENCY_TTL_SECONDS,
+        },
+        ConditionExpression:
+          'attribute_not_exists(pk) OR expiresAt < :nowSeconds OR (#status = :inProgress AND lockExpiresAt < :nowMs)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':nowSeconds': nowSeconds, ':nowMs': request.nowMs, ':inProgress': 'in_progress' },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { claimed: true };
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const item = (error as { Item?: Record<string, unknown> }).Item;
+    if (item === undefined) throw error;
+    return { claimed: false, existing: toExisting(item) };
+  }
+}
+
+/** DocumentClient leaves the failed item in marshalled form; read the few attributes we need. */
+function toExisting(item: Record<string, unknown>): ExistingRecord {
+  const value = (name: string) => {
+    const attribute = item[name] as { S?: string; N?: string } | string | number | undefined;
+    if (typeof attribute === 'object' && attribute !== null) return attribute.S ?? attribute.N;
+    return attribute === undefined ? undefined : String(attribute);
+  };
+  const fingerprint = value('fingerprint') ?? '';
+  if (value('status') === 'completed') {
+    return {
+      status: 'completed',
+      fingerprint,
+      response: { statusCode: Number(value('responseStatus')), body: value('responseBody') ?? '' },
+    };
+  }
+  return { status: 'in_progress', fingerprint, lockExpiresAt: Number(value('lockExpiresAt')) };
+}
+
+type LeaseKey = Pick<ClaimRequest, 'owner' | 'endpoint' | 'idempotencyKey' | 'lockToken'>;
+
+/** Stores the response for replay; a no-op (returns false) if the lease was lost to another request. */
+export function completeIdempotencyKey(lease: LeaseKey, response: StoredResponse): Promise<boolean> {
+  return writeIfCondition(
+    documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.idempotency(lease.owner, lease.endpoint, lease.idempotencyKey),
+        UpdateExpression: 'SET #status = :completed, responseStatus = :statusCode, responseBody = :body REMOVE lockExpiresAt',
+        ConditionExpression: 'lockToken = :lockToken',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':completed': 'completed',
+          ':statusCode': response.statusCode,
+          ':body': response.body,
+          ':lockToken': lease.lockToken,
+        },
+      }),
+    ),
+  );
+}
+
+/** Frees the key (the request failed validation or with a 5xx): the next attempt runs afresh. */
+export async function releaseIdempotencyKey(lease: LeaseKey): Promise<void> {
+  await writeIfCondition(
+    documentClient.send(
+      new DeleteCommand({
+        TableName: tableName,
+        Key: keys.idempotency(lease.owner, lease.endpoint, lease.idempotencyKey),
+        ConditionExpression: 'lockToken = :lockToken AND #status = :inProgress',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':lockToken': lease.lockToken, ':inProgress': 'in_progress' },
+      }),
+    ),
+  );
+}

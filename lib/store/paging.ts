@@ -1,0 +1,101 @@
+/**
+ * Cursor paging over a Query (decisions.md §9): newest first, `limit` items a page, filter expressions
+ * allowed. A page is filled up to `limit` even when a filter drops items, and `next_cursor` is null exactly on
+ * the last page (the repository reads one item past the page to know). The cursor is the opaque base64url of
+ * the last returned item's key, checked on the way back in so that it can only continue the same list.
+ */
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { errors } from '../domain/errors';
+import { documentClient, tableName } from './dynamo';
+import { PARTITION_KEY, SORT_KEY } from './table';
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export interface PageQuery<T> {
+  index?: 'gsi1' | 'gsi2' | 'gsi3';
+  partition: string;
+  /** Inclusive bounds on the sort key (time-ordered keys: ISO timestamps, so a date prefix works). */
+  sortFrom?: string | undefined;
+  sortTo?: string | undefined;
+  filter?: { expression: string; names: Record<string, string>; values: Record<string, unknown> } | undefined;
+  limit: number;
+  cursor?: string | undefined;
+  newestFirst?: boolean;
+  toItem: (raw: Record<string, unknown>) => T;
+}
+
+type Key = Record<string, string>;
+
+const keyNames = (index: PageQuery<unknown>['index']) =>
+  index === undefined
+    ? { pk: PARTITION_KEY, sk: SORT_KEY }
+    : { pk: `${index}pk`, sk: `${index}sk` };
+
+export const encodeCursor = (key: Key) => Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
+
+function decodeCursor(cursor: string, expected: { names: string[]; partitionName: string; partition: string }): Key {
+  const invalid = () => errors.validation({ fieldErrors: { cursor: ['Invalid cursor'] }, formErrors: [] });
+  let key: unknown;
+  try {
+    key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (typeof key !== 'object' || key === null || Array.isArray(key)) throw invalid();
+  const entries = Object.entries(key);
+  const valid =
+    entries.length === expected.names.length &&
+    entries.every(([name, value]) => expected.names.includes(name) && typeof value === 'string') &&
+    (key as Key)[expected.partitionName] === expected.partition;
+  if (!valid) throw invalid();
+  return key as Key;
+}
+
+export async function queryPage<T>(query: PageQuery<T>): Promise<Page<T>> {
+  const names = keyNames(query.index);
+  const keyAttributes = [...new Set([PARTITION_KEY, SORT_KEY, names.pk, names.sk])];
+  const conditions = ['#pk = :pk'];
+  const expressionNames: Record<string, string> = { '#pk': names.pk, ...query.filter?.names };
+  const expressionValues: Record<string, unknown> = { ':pk': query.partition, ...query.filter?.values };
+  if (query.sortFrom !== undefined || query.sortTo !== undefined) {
+    expressionNames['#sk'] = names.sk;
+    expressionValues[':skFrom'] = query.sortFrom ?? '';
+    // '\uffff' sorts after every key that starts with the bound.
+    expressionValues[':skTo'] = `${query.sortTo ?? ''}\uffff`;
+    conditions.push('#sk BETWEEN :skFrom AND :skTo');
+  }
+  const input: QueryCommandInput = {
+    TableName: tableName,
+    ...(query.index === undefined ? {} : { IndexName: query.index }),
+    KeyConditionExpression: conditions.join(' AND '),
+    ...(query.filter === undefined ? {} : { FilterExpression: query.filter.expression }),
+    ExpressionAttributeNames: expressionNames,
+    ExpressionAttributeValues: expressionValues,
+    ScanIndexForward: !(query.newestFirst ?? true),
+  };
+
+  let startKey: Key | undefined =
+    query.cursor === undefined
+      ? undefined
+      : decodeCursor(query.cursor, { names: keyAttributes, partitionName: names.pk, partition: query.partition });
+  const raw: Record<string, unknown>[] = [];
+  // One item past the page tells whether another page exists.
+  while (raw.length <= query.limit) {
+    const result = await documentClient.send(
+      new QueryCommand({ ...input, Limit: query.limit + 1 - raw.length, ExclusiveStartKey: startKey }),
+    );
+    raw.push(...(result.Items ?? []));
+    startKey = result.LastEvaluatedKey as Key | undefined;
+    if (startKey === undefined) break;
+  }
+  const pageItems = raw.slice(0, query.limit);
+  const last = pageItems.at(-1);
+  const nextCursor =
+    raw.length > query.limit && last !== undefined
+      ? encodeCursor(Object.fromEntries(keyAttributes.map((name) => [name, String(last[name])])))
+      : null;
+  return { items: pageItems.map(query.toItem), nextCursor };
+}

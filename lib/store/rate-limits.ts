@@ -1,0 +1,21 @@
+/**
+ * Fixed one-minute windows per partner, counted atomically in DynamoDB (so the limit holds across every
+ * Lambda instance). Each window's counter expires shortly after the window ends.
+ */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, tableName } from './dynamo';
+import { keys } from './keys';
+
+/** Adds one request to the owner's current window and returns the window's count including it. */
+export async function countRequest(owner: string, windowStartMinute: number): Promise<number> {
+  const { Attributes } = await documentClient.send(
+    new UpdateCommand({
+      TableName: tableName,
+      Key: keys.rateWindow(owner, windowStartMinute),
+      UpdateExpression: 'ADD requestCount :one SET expiresAt = if_not_exists(expiresAt, :expiresAt), entity = :entity',
+      ExpressionAttributeValues: { ':one': 1, ':expiresAt': (windowStartMinute + 5) * 60, ':entity': 'rateWindow' },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return Number(Attributes?.requestCount ?? 0);
+}

@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { TestApi, type PartnerCredentials } from '../support/api';
+
+let api: TestApi;
+let partner: PartnerCredentials;
+beforeAll(async () => {
+  api = await TestApi.start();
+  partner = await api.createPartner({ service_fee_percentage: 1.5 });
+});
+afterAll(() => api.close());
+
+const clientId = () => `merchant-${randomUUID().slice(0, 8)}`;
+
+describe('POST /clients', () => {
+  it('registers a merchant under the key partner and answers the Client resource, with defaults', async () => {
+    const id = clientId();
+
+    const response = await api.signed(partner, '/clients', { client_id: id, legal_name: 'Merchant Ltd' });
+
+    expect(response.status).toBe(201);
+    expect(response.body).toEqual({
+      id: expect.stringMatching(/^cli_[0-9a-z]{24}$/),
+      partner_id: partner.partnerId,
+      client_id: id,
+      legal_name: 'Merchant Ltd',
+      status: 'active',
+      partner_fee_percentage: null,
+      partner_fee_flat_usd: null,
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      updated_at: expect.any(String),
+    });
+  });
+
+  it('keeps the given status and fees', async () => {
+    const response = await api.signed(partner, '/clients', {
+      client_id: clientId(),
+      legal_name: 'KYC Pending Ltd',
+      status: 'pending_kyc',
+      partner_fee_percentage: 1.5,
+      partner_fee_flat_usd: 0.3,
+    });
+
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({ status: 'pending_kyc', partner_fee_percentage: 1.5, partner_fee_flat_usd: 0.3 });
+  });
+
+  it('refuses a partner fee below the service fee with 400 CLIENT_FEE_BELOW_SVC_FEE', async () => {
+    const response = await api.signed(partner, '/clients', { client_id: clientId(), legal_name: 'Cheap Ltd', partner_fee_percentage: 1.49 });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: expect.stringContaining('1.5'), code: 'CLIENT_FEE_BELOW_SVC_FEE' });
+  });
+
+  it.each([
+    [{ client_id: 'ab', legal_name: 'Short Id Ltd' }, 'client_id'],
+    [{ client_id: 'merchant#1', legal_name: 'Hash Ltd' }, 'client_id'],
+    [{ client_id: 'merchant-ok', legal_name: 'A' }, 'legal_name'],
+    [{ client_id: 'merchant-ok', legal_name: 'Flat Ltd', partner_fee_flat_usd: 10.01 }, 'partner_fee_flat_usd'],
+    [{ client_id: 'merchant-ok', legal_name: 'Flat Ltd', partner_fee_flat_usd: -1 }, 'partner_fee_flat_usd'],
+    [{ client_id: 'merchant-ok', legal_name: 'Flat Ltd', partner_fee_flat_usd: 1.234 }, 'partner_fee_flat_usd'],
+    [{ client_id: 'merchant-ok', legal_name: 'Status Ltd', status: 'closed' }, 'status'],
+    [{ client_id: 'merchant-ok', legal_name: 'Pct Ltd', partner_fee_percentage: 101 }, 'partner_fee_percentage'],
+    [{ legal_name: 'No Id Ltd' }, 'client_id'],
+  ])('refuses %j with 400 VALIDATION_ERROR on %s', async (body, field) => {
+    const response = await api.signed(partner, '/clients', body);
+
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('VALIDATION_ERROR');
+    expect(Object.keys(response.body.details.fieldErrors)).toEqual([field]);
+    expect(response.body.details.formErrors).toEqual([]);
+  });
+
+  it('answers 409 CLIENT_EXISTS for a client_id the partner already has; another partner may use it', async () => {
+    const id = clientId();
+    const other = await api.createPartner();
+
+    const first = await api.signed(partner, '/clients', { client_id: id, legal_name: 'First Ltd' });
+    const second = await api.signed(partner, '/clients', { client_id: id, legal_name: 'Second Ltd' });
+    const otherPartner = await api.signed(other, '/clients', { client_id: id, legal_name: 'Other Ltd' });
+
+    expect(first.status).toBe(201);
+    expect(second.status).toBe(409);
+    expect(second.body.code).toBe('CLIENT_EXISTS');
+    expect(otherPartner.status).toBe(201);
+  });
+});
+
+describe('GET /clients', () => {
+  it('lists newest first, pages with limit/cursor visiting each client exactly once, filters by status', async () => {
+    // Arrange: a partner of its own with five clients, two suspended
+    const own = await api.createPartner();
+    const created: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const response = await api.signed(own, '/clients', {
+        client_id: `m-${i}-${randomUUID().slice(0, 6)}`,
+        legal_name: `Merchant ${i}`,
+        status: i % 2 === 1 ? 'suspended' : 'active',
+      });
+      created.push(response.body.client_id);
+    }
+
+    // Act: walk every page of two
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: { status: number; body: { items: Array<{ client_id: string }>; next_cursor: string | null } } = await api.read(
+        own,
+        `/clients?limit=2${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+      );
+      expect(page.status).toBe(200);
+      expect(page.body.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body.items.map((client) => client.client_id));
+      cursor = page.body.next_cursor;
+      pages++;
+    } while (cursor !== null);
+    const suspended = await api.read(own, '/clients?status=suspended&limit=1');
+    const suspendedRest = await api.read(own, `/clients?status=suspended&limit=1&cursor=${encodeURIComponent(suspended.body.next_cursor)}`);
+
+    // Assert
+    expect(seen).toEqual([...created].reverse());
+    expect(pages).toBe(3);
+    expect(suspended.body.items.map((client: { client_id: string }) => client.client_id)).toEqual([created[3]]);
+    expect(suspendedRest.body.items.map((client: { client_id: string }) => client.client_id)).toEqual([created[1]]);
+    expect(suspendedRest.body.next_cursor).toBeNull();
+  });
+
+  it('never shows another partner its clients, even with that partner cursor', async () => {
+    const a = await api.createPartner();
+    const b = await api.createPartner();
+    await api.signed(a, '/clients', { client_id: clientId(), legal_name: 'A One' });
+    await api.signed(a, '/clients', { client_id: clientId(), legal_name: 'A Two' });
+    const aPage = await api.read(a, '/clients?limit=1');
+
+    const bList = await api.read(b, '/clients');
+    const bWithACursor = await api.read(b, `/clients?cursor=${encodeURIComponent(aPage.body.next_cursor)}`);
+
+    expect(bList.body).toEqual({ items: [], next_cursor: null });
+    expect(bWithACursor.status).toBe(400);
+    expect(bWithACursor.body.details.fieldErrors.cursor).toBeDefined();
+  });
+
+  it('refuses a bad limit, status or cursor with 400 VALIDATION_ERROR', async () => {
+    for (const query of ['limit=0', 'limit=201', 'limit=abc', 'status=closed', 'cursor=not-a-cursor']) {
+      const response = await api.read(partner, `/clients?${query}`);
+      expect(response.status).toBe(400);
+      expect(response.body.code).toBe('VALIDATION_ERROR');
+    }
+  });
+});

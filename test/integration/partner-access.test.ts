@@ -1,0 +1,272 @@
+/**
+ * The controls every partner mutation goes through (interface-spec.md Authentication; decisions.md §3-4),
+ * over HTTP against the local API.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, tableName } from '../../lib/store/dynamo';
+import { keys } from '../../lib/store/keys';
+import { sign, TestApi, type PartnerCredentials } from '../support/api';
+
+let api: TestApi;
+let partner: PartnerCredentials;
+beforeAll(async () => {
+  api = await TestApi.start();
+  partner = await api.createPartner();
+});
+afterAll(() => api.close());
+
+const newClient = (overrides: Record<string, unknown> = {}) => ({
+  client_id: `merchant-${randomUUID()}`,
+  legal_name: 'Merchant Ltd',
+  ...overrides,
+});
+
+describe('auth errors of a partner mutation (POST /clients)', () => {
+  const body = JSON.stringify(newClient());
+  const headers = () => ({
+    'content-type': 'application/json',
+    'x-api-key': partner.apiKey,
+    'x-svc-hmac': sign(partner.hmacSecret, body),
+    'idempotency-key': randomUUID(),
+  });
+  const without = (name: string) => Object.fromEntries(Object.entries(headers()).filter(([header]) => header !== name));
+
+  it.each([
+    ['x-api-key absent', () => without('x-api-key'), 401, 'API_KEY_MISSING'],
+    ['x-api-key unknown', () => ({ ...headers(), 'x-api-key': 'svc_partner_not-a-real-key' }), 401, 'API_KEY_INVALID'],
+    ['x-svc-hmac absent', () => without('x-svc-hmac'), 401, 'HMAC_MISSING'],
+    ['x-svc-hmac over another body', () => ({ ...headers(), 'x-svc-hmac': sign(partner.hmacSecret, `${body} `) }), 401, 'HMAC_INVALID'],
+    ['x-svc-hmac with another secret', () => ({ ...headers(), 'x-svc-hmac': sign('svc_hmac_wrong', body) }), 401, 'HMAC_INVALID'],
+    ['x-svc-hmac not hex', () => ({ ...headers(), 'x-svc-hmac': 'not-a-signature' }), 401, 'HMAC_INVALID'],
+    ['idempotency-key absent', () => without('idempotency-key'), 400, 'IDEMPOTENCY_KEY_MISSING'],
+    ['idempotency-key too long', () => ({ ...headers(), 'idempotency-key': 'k'.repeat(256) }), 400, 'VALIDATION_ERROR'],
+  ])('%s -> %i %s', async (_name, makeHeaders, status, code) => {
+    const response = await api.request('POST', '/clients', { headers: makeHeaders(), body });
+
+    expect(response.status).toBe(status);
+    expect(response.body.code).toBe(code);
+    expect(typeof response.body.error).toBe('string');
+  });
+
+  it('accepts the signature in upper-case hex too (the digest is the same bytes)', async () => {
+    const response = await api.request('POST', '/clients', { headers: { ...headers(), 'x-svc-hmac': sign(partner.hmacSecret, body).toUpperCase() }, body });
+
+    expect([201, 409]).toContain(response.status);
+  });
+});
+
+describe('auth errors of partner reads (GET /clients)', () => {
+  it('answers 401 API_KEY_MISSING without a key and 401 API_KEY_INVALID with a wrong one', async () => {
+    const missing = await api.request('GET', '/clients');
+    const invalid = await api.read({ apiKey: 'svc_partner_nope' }, '/clients');
+
+    expect(missing.status).toBe(401);
+    expect(missing.body.code).toBe('API_KEY_MISSING');
+    expect(invalid.status).toBe(401);
+    expect(invalid.body.code).toBe('API_KEY_INVALID');
+  });
+});
+
+describe('key scope', () => {
+  it('refuses a platform-wide key on /clients with 403 API_KEY_SCOPE_FORBIDDEN', async () => {
+    const platform = await api.createPlatformKey();
+
+    const create = await api.signed(platform, '/clients', newClient());
+    const list = await api.read(platform, '/clients');
+
+    expect(create.status).toBe(403);
+    expect(create.body.code).toBe('API_KEY_SCOPE_FORBIDDEN');
+    expect(list.status).toBe(403);
+    expect(list.body.code).toBe('API_KEY_SCOPE_FORBIDDEN');
+  });
+
+  it('refuses a body or query partner_id naming another partner with 403 API_KEY_SCOPE_FORBIDDEN', async () => {
+    const other = await api.createPartner();
+
+    const create = await api.signed(partner, '/clients', newClient({ partner_id: other.partnerId }));
+    const list = await api.read(partner, `/clients?partner_id=${other.partnerId}`);
+    const own = await api.signed(partner, '/clients', newClient({ partner_id: partner.partnerId }));
+
+    expect(create.status).toBe(403);
+    expect(create.body.code).toBe('API_KEY_SCOPE_FORBIDDEN');
+    expect(list.status).toBe(403);
+    expect(own.status).toBe(201);
+  });
+});
+
+describe('partner state', () => {
+  it('answers 403 PARTNER_SUSPENDED on /clients while the partner is suspended, and works again once active', async () => {
+    const suspended = await api.createPartner();
+    await api.admin('PATCH', `/admin/partners/${suspended.partnerId}`, { status: 'suspended' });
+
+    const create = await api.signed(suspended, '/clients', newClient());
+    const list = await api.read(suspended, '/clients');
+    await api.admin('PATCH', `/admin/partners/${suspended.partnerId}`, { status: 'active' });
+    const afterReactivation = await api.read(suspended, '/clients');
+
+    expect(create.status).toBe(403);
+    expect(create.body.code).toBe('PARTNER_SUSPENDED');
+    expect(list.status).toBe(403);
+    expect(list.body.code).toBe('PARTNER_SUSPENDED');
+    expect(afterReactivation.status).toBe(200);
+  });
+
+  it('answers 404 PARTNER_NOT_FOUND once the partner no longer exists', async () => {
+    const gone = await api.createPartner();
+    await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.partner(gone.partnerId) }));
+
+    const list = await api.read(gone, '/clients');
+    const create = await api.signed(gone, '/clients', newClient());
+
+    expect(list.status).toBe(404);
+    expect(list.body.code).toBe('PARTNER_NOT_FOUND');
+    expect(create.status).toBe(404);
+    expect(create.body.code).toBe('PARTNER_NOT_FOUND');
+  });
+});
+
+describe('revocation', () => {
+  it('stops a revoked key at once', async () => {
+    const own = await api.createPartner();
+    const before = await api.read(own, '/clients');
+
+    const revoked = await api.admin('DELETE', `/admin/api-keys/${own.keyId}`);
+    const after = await api.read(own, '/clients');
+    const mutation = await api.signed(own, '/clients', newClient());
+
+    expect(before.status).toBe(200);
+    expect(revoked.status).toBe(204);
+    expect(after.status).toBe(401);
+    expect(after.body.code).toBe('API_KEY_INVALID');
+    expect(mutation.status).toBe(401);
+    expect(mutation.body.code).toBe('API_KEY_INVALID');
+  });
+});
+
+describe('idempotency', () => {
+  it('replays the first response with idempotentReplay and Idempotent-Replayed, and refuses a changed body with 422', async () => {
+    const key = `create-${randomUUID()}`;
+    const body = newClient();
+
+    const first = await api.signed(partner, '/clients', body, { idempotencyKey: key });
+    const replay = await api.signed(partner, '/clients', body, { idempotencyKey: key });
+    const changed = await api.signed(partner, '/clients', { ...body, legal_name: 'Other Ltd' }, { idempotencyKey: key });
+
+    expect(first.status).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect(first.body.idempotentReplay).toBeUndefined();
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual({ ...first.body, idempotentReplay: true });
+    expect(changed.status).toBe(422);
+    expect(changed.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+  });
+
+  it('keys idempotency per partner: two partners may use the same key', async () => {
+    const other = await api.createPartner();
+    const key = `shared-${randomUUID()}`;
+    const body = newClient();
+
+    const mine = await api.signed(partner, '/clients', body, { idempotencyKey: key });
+    const theirs = await api.signed(other, '/clients', body, { idempotencyKey: key });
+
+    expect(mine.status).toBe(201);
+    expect(theirs.status).toBe(201);
+    expect(theirs.body.partner_id).toBe(other.partnerId);
+  });
+
+  it('10 concurrent identical requests with one key create exactly one client', async () => {
+    const own = await api.createPartner();
+    const key = `concurrent-${randomUUID()}`;
+    const body = newClient();
+
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => api.signed(own, '/clients', body, { idempotencyKey: key })),
+    );
+
+    const created = responses.filter((response) => response.status === 201 && response.body.idempotentReplay === undefined);
+    const replays = responses.filter((response) => response.status === 201 && response.body.idempotentReplay === true);
+    const inUse = responses.filter((response) => response.status === 409);
+    expect(created).toHaveLength(1);
+    expect(created.length + replays.length + inUse.length).toBe(10);
+    for (const response of inUse) {
+      expect(response.body.code).toBe('IDEMPOTENCY_KEY_IN_USE');
+      expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+    for (const replay of replays) expect(replay.body.id).toBe(created[0]?.body.id);
+    const list = await api.read(own, '/clients?limit=200');
+    expect(list.body.items.filter((client: { client_id: string }) => client.client_id === body.client_id)).toHaveLength(1);
+  });
+
+  it('does not store a validation failure: the same key with a corrected body goes through', async () => {
+    const key = `fix-${randomUUID()}`;
+
+    const invalid = await api.signed(partner, '/clients', { client_id: 'x' }, { idempotencyKey: key });
+    const malformed = await api.signed(partner, '/clients', undefined, { idempotencyKey: key, rawBody: '{"client_id":' });
+    const corrected = await api.signed(partner, '/clients', newClient(), { idempotencyKey: key });
+
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.code).toBe('VALIDATION_ERROR');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.code).toBe('VALIDATION_ERROR');
+    expect(corrected.status).toBe(201);
+  });
+
+  it('does not store an auth failure: a correctly signed retry with the same key goes through', async () => {
+    const key = `auth-${randomUUID()}`;
+    const body = newClient();
+
+    const badSignature = await api.signed(partner, '/clients', body, { idempotencyKey: key, headers: { 'x-svc-hmac': sign('svc_hmac_wrong', JSON.stringify(body)) } });
+    const retry = await api.signed(partner, '/clients', body, { idempotencyKey: key });
+
+    expect(badSignature.status).toBe(401);
+    expect(retry.status).toBe(201);
+    expect(retry.body.idempotentReplay).toBeUndefined();
+  });
+
+  it('stores and replays a business outcome such as 409 CLIENT_EXISTS', async () => {
+    const body = newClient();
+    await api.signed(partner, '/clients', body);
+    const key = `dup-${randomUUID()}`;
+
+    const duplicate = await api.signed(partner, '/clients', body, { idempotencyKey: key });
+    const replay = await api.signed(partner, '/clients', body, { idempotencyKey: key });
+
+    expect(duplicate.status).toBe(409);
+    expect(duplicate.body).toEqual({ error: expect.any(String), code: 'CLIENT_EXISTS' });
+    expect(replay.status).toBe(409);
+    expect(replay.body).toEqual({ ...duplicate.body, idempotentReplay: true });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+  });
+});
+
+describe('rate limiting', () => {
+  /** Keeps the test inside one fixed window: waits out the last seconds of a minute. */
+  async function awayFromWindowEnd() {
+    const secondsLeft = 60 - (Date.now() / 1000) % 60;
+    if (secondsLeft < 10) await new Promise((resolve) => setTimeout(resolve, secondsLeft * 1000 + 100));
+  }
+
+  it("answers the 6th mutation in a minute with 429 RATE_LIMITED and Retry-After, and leaves other partners alone", async () => {
+    const limited = await api.createPartner({ rate_limit_per_minute: 5 });
+    const other = await api.createPartner({ rate_limit_per_minute: 5 });
+    await awayFromWindowEnd();
+
+    const firstFive = [];
+    for (let i = 0; i < 5; i++) firstFive.push(await api.signed(limited, '/clients', newClient()));
+    const sixth = await api.signed(limited, '/clients', newClient());
+    const otherPartner = await api.signed(other, '/clients', newClient());
+    const read = await api.read(limited, '/clients');
+
+    expect(firstFive.map((response) => response.status)).toEqual([201, 201, 201, 201, 201]);
+    expect(sixth.status).toBe(429);
+    expect(sixth.body).toEqual({ error: expect.any(String), code: 'RATE_LIMITED' });
+    const retryAfter = Number(sixth.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(otherPartner.status).toBe(201);
+    expect(read.status).toBe(200);
+  }, 30_000);
+});
