@@ -11,6 +11,7 @@ export const handler = httpRoute({ access: 'admin', body: CreatePartnerBody }, a
     status: body.status,
     kycStatus: body.kyc_status,
     rateLimitPerMinute: body.rate_limit_per_minute,
+    branding: body.branding,
   });
   return { status: 201, body: presentPartner(partner) };
 });

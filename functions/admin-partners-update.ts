@@ -13,6 +13,7 @@ export const handler = httpRoute(
       status: body.status,
       kycStatus: body.kyc_status,
       rateLimitPerMinute: body.rate_limit_per_minute,
+      branding: body.branding,
     });
     return { status: 200, body: presentPartner(partner) };
   },

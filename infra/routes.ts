@@ -3,12 +3,13 @@
  * the HTTP API) and the local runtime (which turns a request into the same API Gateway event and calls the
  * same handler), so the two cannot drift. Pure data: no CDK, no I/O.
  *
- * `name` is both the Lambda's logical name and its file: `functions/<name>.ts`, exporting `handler`.
+ * `name` is both the Lambda's logical name and its file: `functions/<name>.ts`, exporting `handler`. A function
+ * may serve several routes (the branding packet answers its CORS preflight too); it is created once.
  */
 
 export const API_PREFIX = '/api/v1';
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
 /** What a function may touch in AWS; the API stack grants exactly this (least privilege). */
 export interface RouteAccess {
@@ -48,6 +49,16 @@ export const routes: readonly RouteDefinition[] = [
 
   { name: 'clients-create', method: 'POST', path: `${API_PREFIX}/clients`, access: partnerMutation },
   { name: 'clients-list', method: 'GET', path: `${API_PREFIX}/clients`, access: read },
+
+  { name: 'transactions-checkout-intent', method: 'POST', path: `${API_PREFIX}/transactions/checkout-intent`, access: partnerMutation },
+  { name: 'transactions-checkout-intent-v2', method: 'POST', path: `${API_PREFIX}/transactions/checkout-intent-v2`, access: partnerMutation },
+  { name: 'transactions-initialize', method: 'POST', path: `${API_PREFIX}/transactions/initialize`, access: partnerMutation },
+  { name: 'transactions-attach-intent', method: 'POST', path: `${API_PREFIX}/transactions/attach-intent`, access: partnerMutation },
+  { name: 'transactions-list', method: 'GET', path: `${API_PREFIX}/transactions`, access: read },
+  { name: 'transactions-get', method: 'GET', path: `${API_PREFIX}/transactions/{svc_tx_id}`, access: read },
+
+  { name: 'branding-packet', method: 'GET', path: `${API_PREFIX}/branding/packet`, access: read },
+  { name: 'branding-packet', method: 'OPTIONS', path: `${API_PREFIX}/branding/packet`, access: read },
 ];
 
 /**

@@ -31,12 +31,17 @@ export class ApiStack extends Stack {
     super(scope, id, props);
     this.api = new HttpApi(this, 'HttpApi', { description: 'Partner payments service API (/api/v1)' });
 
+    const functions = new Map<string, NodejsFunction>();
     for (const route of routes) {
-      const fn = this.createFunction(route.name, route.access, props);
-      new HttpRoute(this, `Route-${route.name}`, {
+      let fn = functions.get(route.name);
+      if (fn === undefined) {
+        fn = this.createFunction(route.name, route.access, props);
+        functions.set(route.name, fn);
+      }
+      new HttpRoute(this, `Route-${route.method}-${route.name}`, {
         httpApi: this.api,
         routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
-        integration: new HttpLambdaIntegration(`Integration-${route.name}`, fn),
+        integration: new HttpLambdaIntegration(`Integration-${route.method}-${route.name}`, fn),
       });
     }
     const fallback = this.createFunction(fallbackRoute.name, fallbackRoute.access, props);

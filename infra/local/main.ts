@@ -11,6 +11,9 @@ import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { config } from '../../lib/config';
 import { startLocalRuntime } from './runtime';
 
+const SANDBOX_SECRET_KEY = 'sk_test_sandbox_local';
+const SANDBOX_WEBHOOK_SECRET = 'whsec_sandbox_local';
+
 const inMemory = process.argv.includes('--in-memory');
 
 async function main(): Promise<void> {
@@ -19,6 +22,12 @@ async function main(): Promise<void> {
     dynamoPort: config.DYNAMODB_LOCAL_PORT,
     dataDir: inMemory ? undefined : join(config.LOCAL_DATA_DIR, 'dynamodb'),
     tableName: config.TABLE_NAME,
+    processor: {
+      port: config.PROCESSOR_SANDBOX_PORT,
+      // The sandbox needs keys even when the service is run without them (to show PROCESSOR_KEY_MISSING).
+      secretKey: config.PROCESSOR_SECRET_KEY ?? SANDBOX_SECRET_KEY,
+      webhookSecret: config.PROCESSOR_WEBHOOK_SECRET ?? SANDBOX_WEBHOOK_SECRET,
+    },
   });
   let stopping = false;
   const stop = (signal: string) => {
@@ -43,6 +52,7 @@ async function main(): Promise<void> {
     [
       'Partner payments service is running locally.',
       `  HTTP API         ${runtime.apiUrl}/api/v1   (health: ${runtime.apiUrl}/api/v1/health)`,
+      `  Sandbox processor ${runtime.processorUrl}   (Stripe API subset; test cards pm_card_visa, pm_card_chargeDeclined)`,
       `  DynamoDB Local   ${runtime.dynamoEndpoint}   table "${config.TABLE_NAME}", ${inMemory ? 'in memory' : `data in ${join(config.LOCAL_DATA_DIR, 'dynamodb')}`}`,
       '',
       'Admin token (12 h; `npm run admin-token` prints a fresh one):',

@@ -6,6 +6,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ensureTable } from '../../lib/store/table';
 import { startDynamoDbLocal } from './dynamodb-local';
 import { startHttpApi } from './http-api';
+import { startProcessorSandbox } from './processor-sandbox';
 
 export interface LocalRuntimeOptions {
   httpPort: number;
@@ -13,10 +14,12 @@ export interface LocalRuntimeOptions {
   /** `undefined`: DynamoDB Local keeps its data in memory. */
   dataDir: string | undefined;
   tableName: string;
+  processor: { port: number; secretKey: string; webhookSecret: string };
 }
 
 export interface LocalRuntime {
   apiUrl: string;
+  processorUrl: string;
   dynamoEndpoint: string;
   dynamoPid: number;
   stop(): Promise<void>;
@@ -43,7 +46,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     }
     const api = await startHttpApi({ port: options.httpPort });
     stops.push(api.close);
-    return { apiUrl: api.url, dynamoEndpoint: dynamo.endpoint, dynamoPid: dynamo.pid, stop };
+    // Events go to the processor webhook endpoint; until it answers 2xx the sandbox retries, as Stripe does.
+    const processor = await startProcessorSandbox({
+      port: options.processor.port,
+      secretKey: options.processor.secretKey,
+      webhookSecret: options.processor.webhookSecret,
+      webhookUrl: `${api.url}/api/v1/webhooks/processor`,
+    });
+    stops.push(processor.close);
+    return { apiUrl: api.url, processorUrl: processor.url, dynamoEndpoint: dynamo.endpoint, dynamoPid: dynamo.pid, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -80,6 +80,8 @@ export const errors = {
       headers: { Allow: allowed.join(', ') },
     }),
 
+  txNotInitialized: () =>
+    new ServiceError(409, 'TX_NOT_INITIALIZED', 'The transaction already has a payment intent (it is no longer initialized)'),
   clientExists: () => new ServiceError(409, 'CLIENT_EXISTS', 'A client with this client_id already exists for the partner'),
   batchAlreadyPaid: () => new ServiceError(409, 'BATCH_ALREADY_PAID', 'The settlement batch has already been paid'),
   batchPayoutInProgress: () =>
@@ -108,6 +110,8 @@ export const errors = {
       expose: true,
     }),
 
+  processorUnavailable: (cause?: unknown) =>
+    new ServiceError(502, 'PROCESSOR_UNAVAILABLE', 'The card processor is unavailable, retry later', { cause, expose: true }),
   payoutFailed: (cause?: unknown) =>
     new ServiceError(502, 'PAYOUT_FAILED', 'The payout provider failed', { cause, expose: true }),
 

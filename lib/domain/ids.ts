@@ -17,4 +17,8 @@ export const newId = {
   partner: () => `ptr_${randomBase32()}`,
   client: () => `cli_${randomBase32()}`,
   apiKey: () => `key_${randomBase32()}`,
+  /** The internal record id of a transaction (spec: Transaction.id). */
+  transactionRecord: () => `txn_${randomBase32()}`,
+  /** The transaction identifier partners keep (decisions.md §5: `svc_tx_` + 24 base32 characters). */
+  svcTx: () => `svc_tx_${randomBase32()}`,
 } as const;

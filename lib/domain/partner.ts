@@ -9,6 +9,13 @@ export type PartnerStatus = (typeof PARTNER_STATUSES)[number];
 export type KycStatus = (typeof KYC_STATUSES)[number];
 export type ClientStatus = (typeof CLIENT_STATUSES)[number];
 
+/** How a partner's checkout widget presents it (widget mode, decisions.md §10). */
+export interface Branding {
+  displayName: string | null;
+  logoUrl: string | null;
+  brandColor: string | null;
+}
+
 export interface Partner {
   partnerId: string;
   name: string;
@@ -18,6 +25,7 @@ export interface Partner {
   serviceFeePercentage: number;
   /** Overrides `RATE_LIMIT_PER_MINUTE` for this partner; `null` uses the default. */
   rateLimitPerMinute: number | null;
+  branding: Branding | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -129,10 +129,10 @@ export function idempotency(): ChainMiddleware {
     before: async (request: ChainRequest) => {
       const { event, context } = request;
       const idempotencyKey = event.headers['idempotency-key'] ?? '';
-      const lease = { owner: ownerOf(context.svc.caller), endpoint: event.routeKey, idempotencyKey, lockToken: randomUUID() };
       const fingerprint = createHash('sha256').update(context.svc.rawBody, 'utf8').digest('hex');
+      const lease = { owner: ownerOf(context.svc.caller), endpoint: event.routeKey, idempotencyKey, fingerprint, lockToken: randomUUID() };
       const nowMs = Date.now();
-      const claim = await claimIdempotencyKey({ ...lease, fingerprint, lockMs: IDEMPOTENCY_LOCK_MS, nowMs });
+      const claim = await claimIdempotencyKey({ ...lease, lockMs: IDEMPOTENCY_LOCK_MS, nowMs });
       if (claim.claimed) {
         context.svc.idempotency = lease;
         return undefined;

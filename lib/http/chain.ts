@@ -4,6 +4,7 @@
  *
  *   1. Powertools logger context (cold start, function name) and tracer segment
  *   2. request state: request id, lower-cased headers, exact raw body
+ *      (+ CORS on the public routes that ask for it: preflight answered, headers on every response)
  *   3. error mapper (its `onError` runs last: every error becomes the spec's body)
  *   4. access steps by the route's `access` (see `access.ts`):
  *      - 'partner-mutation': API key -> rate limit -> HMAC over the raw body -> idempotency-key present
@@ -21,7 +22,7 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { z } from 'zod';
 import { logger, tracer } from '../observability';
 import { adminToken, apiKey, hmacSignature, idempotency, idempotencyKeyHeader, rateLimit } from './access';
-import { type ChainMiddleware, errorMapper, jsonBody, requestState, validation } from './middlewares';
+import { type ChainMiddleware, cors, errorMapper, jsonBody, requestState, validation } from './middlewares';
 import { toHttpResponse } from './response';
 import type { ChainContext, HttpEvent, HttpRequest, HttpResponse, HttpResult } from './types';
 
@@ -31,6 +32,8 @@ export type Access = 'public' | 'admin' | 'partner-read' | 'partner-mutation';
 
 export interface RouteOptions<B extends z.ZodType | undefined, Q extends z.ZodType | undefined, P extends z.ZodType | undefined> {
   access: Access;
+  /** Public, browser-facing routes: answer CORS preflights and add CORS headers (decisions.md §10). */
+  cors?: boolean;
   /** Refuse platform-wide API keys (403 API_KEY_SCOPE_FORBIDDEN): routes that act for the key's own partner. */
   partnerOnly?: boolean;
   body?: B;
@@ -55,6 +58,10 @@ export function httpRoute<
     const result = await handle({
       requestId: svc.requestId,
       caller: svc.caller,
+      idempotency:
+        svc.idempotency === undefined
+          ? undefined
+          : { owner: svc.idempotency.owner, endpoint: svc.idempotency.endpoint, idempotencyKey: svc.idempotency.idempotencyKey, fingerprint: svc.idempotency.fingerprint },
       method: event.requestContext.http.method,
       path: event.rawPath,
       body: svc.body as Infer<B>,
@@ -70,6 +77,7 @@ export function httpRoute<
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(requestState())
+    .use(options.cors === true ? [cors()] : [])
     .use(errorMapper())
     .use(accessSteps(options))
     .use(options.body === undefined ? [] : [jsonBody()])

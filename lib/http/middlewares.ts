@@ -101,3 +101,28 @@ function parseWith(schema: z.ZodType | undefined, input: unknown, message: strin
   const { fieldErrors, formErrors } = z.flattenError(result.error);
   throw errors.validation({ fieldErrors: fieldErrors as Record<string, string[]>, formErrors }, message);
 }
+
+const CORS_HEADERS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Allow-Methods': 'GET, OPTIONS',
+  'Access-Control-Allow-Headers': 'content-type',
+  'Access-Control-Max-Age': '600',
+};
+
+/**
+ * For public browser-facing routes only: answers the preflight (OPTIONS) and adds the CORS headers to every
+ * response, errors included (registered before the error mapper, so its `onError` runs after it).
+ */
+export const cors = (): ChainMiddleware => {
+  const addHeaders = (request: ChainRequest) => {
+    if (request.response) request.response.headers = { ...request.response.headers, ...CORS_HEADERS };
+  };
+  return {
+    before: (request: ChainRequest) => {
+      if (request.event.requestContext.http.method !== 'OPTIONS') return undefined;
+      return { statusCode: 204, headers: { ...CORS_HEADERS }, body: '' };
+    },
+    after: addHeaders,
+    onError: addHeaders,
+  };
+};

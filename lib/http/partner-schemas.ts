@@ -5,6 +5,19 @@ import { percentage } from './schemas';
 
 export const PartnerParams = z.object({ partner_id: z.string().min(1).max(64) });
 
+/** `branding` of PATCH /admin/partners/{id} (decisions.md §10); each part may be cleared with null. */
+const Branding = z
+  .strictObject({
+    display_name: z.string().trim().min(1).max(100).nullable().optional(),
+    logo_url: z.url({ protocol: /^https?$/, error: 'Must be an http(s) URL' }).max(2048).nullable().optional(),
+    brand_color: z.string().regex(/^#[0-9a-fA-F]{6}$/, 'Must be a colour like #1a2b3c').nullable().optional(),
+  })
+  .transform((branding) => ({
+    displayName: branding.display_name ?? null,
+    logoUrl: branding.logo_url ?? null,
+    brandColor: branding.brand_color ?? null,
+  }));
+
 const fields = {
   name: z.string().trim().min(1).max(200),
   service_fee_percentage: percentage,
@@ -12,6 +25,7 @@ const fields = {
   kyc_status: z.enum(KYC_STATUSES),
   /** `null`: the default `RATE_LIMIT_PER_MINUTE`. */
   rate_limit_per_minute: z.number().int().min(1).max(1_000_000).nullable(),
+  branding: Branding.nullable(),
 };
 
 export const CreatePartnerBody = z.strictObject({
@@ -20,6 +34,7 @@ export const CreatePartnerBody = z.strictObject({
   status: fields.status.default('active'),
   kyc_status: fields.kyc_status.default('pending'),
   rate_limit_per_minute: fields.rate_limit_per_minute.default(null),
+  branding: fields.branding.default(null),
 });
 
 export const UpdatePartnerBody = z
@@ -29,5 +44,6 @@ export const UpdatePartnerBody = z
     status: fields.status.optional(),
     kyc_status: fields.kyc_status.optional(),
     rate_limit_per_minute: fields.rate_limit_per_minute.optional(),
+    branding: fields.branding.optional(),
   })
   .refine((body) => Object.keys(body).length > 0, 'At least one field to change is required');

@@ -1,7 +1,16 @@
 /** Domain types -> the API's resource shapes (snake_case, as the spec and decisions.md show them). */
+import { toMajorUnits } from '../domain/money';
 import type { Client, Partner } from '../domain/partner';
+import type { Transaction } from '../domain/transaction';
 import type { Page } from '../store/paging';
 import type { IssuedApiKey } from '../use-cases/partners';
+
+/** Branding as the widget shows it: the partner's name stands in for an unset display name. */
+export const presentBranding = (partner: Partner) => ({
+  display_name: partner.branding?.displayName ?? partner.name,
+  logo_url: partner.branding?.logoUrl ?? null,
+  brand_color: partner.branding?.brandColor ?? null,
+});
 
 export const presentPartner = (partner: Partner) => ({
   partner_id: partner.partnerId,
@@ -10,6 +19,7 @@ export const presentPartner = (partner: Partner) => ({
   kyc_status: partner.kycStatus,
   service_fee_percentage: partner.serviceFeePercentage,
   rate_limit_per_minute: partner.rateLimitPerMinute,
+  branding: presentBranding(partner),
   created_at: partner.createdAt,
   updated_at: partner.updatedAt,
 });
@@ -38,4 +48,33 @@ export const presentIssuedApiKey = (issued: IssuedApiKey) => ({
 export const presentPage = <T, R>(page: Page<T>, present: (item: T) => R) => ({
   items: page.items.map(present),
   next_cursor: page.nextCursor,
+});
+
+const major = (minor: number | undefined, currency: string) => (minor === undefined ? null : toMajorUnits(minor, currency));
+
+/** The spec's Transaction (GET /transactions): camelCase, money in major units, fee fields null until computed. */
+export const presentTransaction = (tx: Transaction) => ({
+  id: tx.id,
+  svcTxId: tx.svcTxId,
+  partnerId: tx.partnerId,
+  partnerName: tx.partnerName,
+  clientId: tx.clientId,
+  clientName: tx.clientName,
+  partnerReference: tx.partnerReference,
+  processorPaymentIntentId: tx.processorPaymentIntentId,
+  amount: toMajorUnits(tx.amountMinor, tx.currency),
+  currency: tx.currency,
+  status: tx.status,
+  processorFeePercent: tx.fees?.processorFeePercent ?? null,
+  partnerFeePercent: tx.fees?.partnerFeePercent ?? null,
+  partnerPayoutPercent: tx.fees?.partnerPayoutPercent ?? null,
+  svcEarningPercent: tx.fees?.svcEarningPercent ?? null,
+  svcEarningAmount: major(tx.fees?.svcEarningAmountMinor, tx.currency),
+  processorFee: major(tx.fees?.processorFeeMinor, tx.currency),
+  platformFee: major(tx.fees?.platformFeeMinor, tx.currency),
+  netAmount: major(tx.fees?.netAmountMinor, tx.currency),
+  settlementStatus: tx.settlementStatus,
+  meta: tx.meta,
+  createdAt: tx.createdAt,
+  updatedAt: tx.updatedAt,
 });

@@ -24,6 +24,8 @@ export interface IdempotencyLease {
   owner: string;
   endpoint: string;
   idempotencyKey: string;
+  /** SHA-256 of the raw body. */
+  fingerprint: string;
   lockToken: string;
 }
 
@@ -50,6 +52,8 @@ export interface ChainContext extends Context {
 export interface HttpRequest<TBody, TQuery, TParams> {
   requestId: string;
   caller: Caller;
+  /** On partner mutations: the idempotency scope this request runs under. */
+  idempotency: Omit<IdempotencyLease, 'lockToken'> | undefined;
   method: string;
   /** The raw request path, e.g. `/api/v1/clients`. */
   path: string;

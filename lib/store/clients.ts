@@ -1,5 +1,5 @@
 /** Clients (merchants), stored under their partner; `client_id` is unique per partner. */
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { errors } from '../domain/errors';
 import type { Client, ClientStatus } from '../domain/partner';
 import { isConditionFailure } from './conditions';
@@ -39,6 +39,13 @@ export async function createClient(client: Client): Promise<Client> {
     throw error;
   }
   return client;
+}
+
+export async function getClient(partnerId: string, clientId: string): Promise<Client | undefined> {
+  const { Item } = await documentClient.send(
+    new GetCommand({ TableName: tableName, Key: keys.client(partnerId, clientId), ConsistentRead: true }),
+  );
+  return Item === undefined ? undefined : toClient(Item);
 }
 
 export function listClients(

@@ -44,12 +44,23 @@ export const keys = {
   }),
 
   transaction: (svcTxId: string): TableKey => ({ pk: `TX#${svcTxId}`, sk: 'TX' }),
+  /** gsi1 partition of a partner's transactions; gsi2 partition of all transactions. */
+  transactionsOf: (partnerId: string) => `TXS#${partnerId}`,
+  allTransactions: 'TXS',
   /** Per partner and platform-wide, newest first. */
   transactionIndex: (partnerId: string, svcTxId: string, createdAt: string): IndexKeys => ({
-    gsi1pk: `TXS#${partnerId}`,
+    gsi1pk: keys.transactionsOf(partnerId),
     gsi1sk: timeOrdered(createdAt, svcTxId),
-    gsi2pk: 'TXS',
+    gsi2pk: keys.allTransactions,
     gsi2sk: timeOrdered(createdAt, svcTxId),
+  }),
+  /**
+   * A checkout attempt, keyed like its idempotency record: holds the `svc_tx_id` chosen before the processor
+   * is called, so a retry after a crash reuses it (and with it the processor's idempotency key).
+   */
+  checkoutAttempt: (owner: string, endpoint: string, idempotencyKey: string): TableKey => ({
+    pk: `CHECKOUT#${owner}#${endpoint}#${idempotencyKey}`,
+    sk: 'CHECKOUT',
   }),
   /**
    * Sparse settlement index: present only while an item waits for settlement (a succeeded, unsettled

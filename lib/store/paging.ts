@@ -48,7 +48,7 @@ function decodeCursor(cursor: string, expected: { names: string[]; partitionName
   const entries = Object.entries(key);
   const valid =
     entries.length === expected.names.length &&
-    entries.every(([name, value]) => expected.names.includes(name) && typeof value === 'string') &&
+    entries.every(([name, value]) => expected.names.includes(name) && typeof value === 'string' && value.length > 0 && value.length <= 1024) &&
     (key as Key)[expected.partitionName] === expected.partition;
   if (!valid) throw invalid();
   return key as Key;
@@ -62,10 +62,12 @@ export async function queryPage<T>(query: PageQuery<T>): Promise<Page<T>> {
   const expressionValues: Record<string, unknown> = { ':pk': query.partition, ...query.filter?.values };
   if (query.sortFrom !== undefined || query.sortTo !== undefined) {
     expressionNames['#sk'] = names.sk;
-    expressionValues[':skFrom'] = query.sortFrom ?? '';
-    // '\uffff' sorts after every key that starts with the bound.
-    expressionValues[':skTo'] = `${query.sortTo ?? ''}\uffff`;
-    conditions.push('#sk BETWEEN :skFrom AND :skTo');
+    // '\uffff' sorts after every key that starts with the upper bound, so the bound is inclusive.
+    if (query.sortFrom !== undefined) expressionValues[':skFrom'] = query.sortFrom;
+    if (query.sortTo !== undefined) expressionValues[':skTo'] = `${query.sortTo}\uffff`;
+    conditions.push(
+      query.sortFrom === undefined ? '#sk <= :skTo' : query.sortTo === undefined ? '#sk >= :skFrom' : '#sk BETWEEN :skFrom AND :skTo',
+    );
   }
   const input: QueryCommandInput = {
     TableName: tableName,

@@ -14,6 +14,7 @@ const toPartner = (item: Record<string, unknown>): Partner => ({
   kycStatus: item.kycStatus as Partner['kycStatus'],
   serviceFeePercentage: item.serviceFeePercentage as number,
   rateLimitPerMinute: (item.rateLimitPerMinute as number | null | undefined) ?? null,
+  branding: (item.branding as Partner['branding'] | undefined) ?? null,
   createdAt: item.createdAt as string,
   updatedAt: item.updatedAt as string,
 });
@@ -37,7 +38,9 @@ export async function getPartner(partnerId: string): Promise<Partner | undefined
   return Item === undefined ? undefined : toPartner(Item);
 }
 
-export type PartnerChanges = Partial<Pick<Partner, 'name' | 'status' | 'kycStatus' | 'serviceFeePercentage' | 'rateLimitPerMinute'>>;
+export type PartnerChanges = Partial<
+  Pick<Partner, 'name' | 'status' | 'kycStatus' | 'serviceFeePercentage' | 'rateLimitPerMinute' | 'branding'>
+>;
 
 /** Applies the given fields (only those), conditional on the partner existing. */
 export async function updatePartner(partnerId: string, changes: PartnerChanges, now: string): Promise<Partner> {

@@ -13,6 +13,7 @@ export interface NewPartner {
   status: PartnerStatus;
   kycStatus: KycStatus;
   rateLimitPerMinute: number | null;
+  branding: Partner['branding'];
 }
 
 export async function createPartner(input: NewPartner): Promise<Partner> {

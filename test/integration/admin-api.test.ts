@@ -64,6 +64,7 @@ describe('partners', () => {
       kyc_status: 'pending',
       service_fee_percentage: 1.25,
       rate_limit_per_minute: null,
+      branding: { display_name: 'Acme Pay', logo_url: null, brand_color: null },
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

@@ -7,12 +7,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../../infra/local/dynamodb-local';
+import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/processor-sandbox';
 import { ensureTable } from '../../lib/store/table';
 import { freePort } from '../support/ports';
 
 declare global {
   var __DYNAMODB_LOCAL__: DynamoDbLocal | undefined;
+  var __PROCESSOR_SANDBOX__: ProcessorSandbox | undefined;
 }
+
+/** The keys the service's local defaults use (lib/config.ts). */
+export const SANDBOX_KEYS = { secretKey: 'sk_test_sandbox_local', webhookSecret: 'whsec_sandbox_local' };
 
 export default async function globalSetup(): Promise<void> {
   const port = await freePort();
@@ -23,6 +28,17 @@ export default async function globalSetup(): Promise<void> {
   process.env.TABLE_NAME = 'partner-payments-test';
   // The local key-encryption key file (lib/secrets) of this run.
   process.env.LOCAL_DATA_DIR = mkdtempSync(join(tmpdir(), 'partner-payments-test-'));
+  // The sandbox processor every test's service talks to (through the real stripe SDK). Its events go nowhere
+  // here (tests that need them start a sandbox of their own), and are not retried.
+  const sandboxPort = await freePort();
+  globalThis.__PROCESSOR_SANDBOX__ = await startProcessorSandbox({
+    port: sandboxPort,
+    ...SANDBOX_KEYS,
+    webhookUrl: `http://127.0.0.1:${await freePort()}/unused`,
+    retryDelaysMs: [],
+  });
+  process.env.PROCESSOR_SANDBOX_PORT = String(sandboxPort);
+  process.env.PROCESSOR_API_BASE = globalThis.__PROCESSOR_SANDBOX__.url;
   const client = new DynamoDBClient({
     endpoint: dynamo.endpoint,
     region: 'local',

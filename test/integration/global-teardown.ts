@@ -1,3 +1,4 @@
 export default async function globalTeardown(): Promise<void> {
+  await globalThis.__PROCESSOR_SANDBOX__?.close();
   await globalThis.__DYNAMODB_LOCAL__?.stop();
 }

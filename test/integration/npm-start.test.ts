@@ -53,20 +53,21 @@ const stops = [
 describe('npm start', () => {
   it.each(stops)('serves health within 60 s, and $how leaves no java or node process behind', async ({ signal, group, signalExitCode }) => {
     // Arrange
-    const [httpPort, dynamoPort] = [await freePort(), await freePort()];
+    const [httpPort, dynamoPort, processorPort] = [await freePort(), await freePort(), await freePort()];
     const env: Record<string, string | undefined> = {
       ...process.env,
       PORT: String(httpPort),
       DYNAMODB_LOCAL_PORT: String(dynamoPort),
+      PROCESSOR_SANDBOX_PORT: String(processorPort),
       LOG_LEVEL: 'WARN',
     };
-    delete env.DYNAMODB_ENDPOINT;
-    delete env.TABLE_NAME;
+    for (const name of ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'PROCESSOR_API_BASE']) delete env[name];
     const npm = spawn('npm', ['start', '--', '--in-memory'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: group });
     let output = '';
     npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+    // 'close', not 'exit': it fires only once npm's output has been read to the end.
+    const exited = new Promise<number | null>((resolve) => npm.once('close', (code) => resolve(code)));
     let tree: Array<{ pid: number; args: string }> = [];
 
     try {
@@ -87,6 +88,7 @@ describe('npm start', () => {
       expect(elapsedMs).toBeLessThan(60_000);
       expect(output).toContain(`http://localhost:${httpPort}/api/v1`);
       expect(output).toContain(`http://127.0.0.1:${dynamoPort}`);
+      expect(output).toContain(`:${processorPort}`);
       tree = descendants(npm.pid ?? -1);
       expect(tree.some((child) => /java .*DynamoDBLocal\.jar/.test(child.args))).toBe(true);
 
@@ -104,6 +106,7 @@ describe('npm start', () => {
       await waitFor(async () => (tree.every((child) => !isAlive(child.pid)) ? true : undefined), 10_000, 'all processes to exit');
       await expect(fetch(`http://127.0.0.1:${httpPort}/api/v1/health`)).rejects.toThrow();
       await expect(fetch(`http://127.0.0.1:${dynamoPort}/`)).rejects.toThrow();
+      await expect(fetch(`http://127.0.0.1:${processorPort}/v1/payment_intents`)).rejects.toThrow();
     } finally {
       // Whatever the outcome, leave nothing running for the next test.
       for (const { pid } of [...tree, { pid: npm.pid ?? -1 }]) if (isAlive(pid)) process.kill(pid, 'SIGKILL');

@@ -89,6 +89,17 @@ export class TestApi {
     return { partnerId: partner.body.partner_id, keyId: key.body.key_id, apiKey: key.body.api_key, hmacSecret: key.body.hmac_secret };
   }
 
+  /** A merchant of the partner (active unless told otherwise); returns its `client_id`. */
+  async createClient(partner: Pick<PartnerCredentials, 'apiKey' | 'hmacSecret'>, overrides: Record<string, unknown> = {}): Promise<string> {
+    const response = await this.signed(partner, '/clients', {
+      client_id: `merchant-${randomUUID().slice(0, 12)}`,
+      legal_name: 'Merchant Ltd',
+      ...overrides,
+    });
+    if (response.status !== 201) throw new Error(`client not created: ${JSON.stringify(response.body)}`);
+    return response.body.client_id as string;
+  }
+
   async createPlatformKey(): Promise<Omit<PartnerCredentials, 'partnerId'>> {
     const key = await this.admin('POST', '/admin/api-keys', { scope: 'platform' });
     if (key.status !== 201) throw new Error(`key not created: ${JSON.stringify(key.body)}`);

@@ -1,0 +1,29 @@
+/**
+ * GET /api/v1/branding/packet?partner_id=&client_id= (widget mode, decisions.md §10): public and CORS-enabled
+ * (the OPTIONS preflight is answered too), so a browser may call it directly; it carries no secrets.
+ */
+import { z } from 'zod';
+import { errors } from '../lib/domain/errors';
+import { httpRoute } from '../lib/http/chain';
+import { presentBranding } from '../lib/http/presenters';
+import { processor } from '../lib/processor';
+import { getClient } from '../lib/store/clients';
+import { getPartner } from '../lib/store/partners';
+
+const Query = z.object({ partner_id: z.string().min(1).max(64), client_id: z.string().min(1).max(128) });
+
+export const handler = httpRoute({ access: 'public', cors: true, query: Query }, async ({ query }) => {
+  const partner = await getPartner(query.partner_id);
+  if (partner === undefined) throw errors.partnerNotFound();
+  const client = await getClient(partner.partnerId, query.client_id);
+  if (client === undefined) throw errors.clientNotFound();
+  return {
+    status: 200,
+    body: {
+      partner_id: partner.partnerId,
+      client_id: client.clientId,
+      ...presentBranding(partner),
+      processor_publishable_key: processor.publishableKey(),
+    },
+  };
+});

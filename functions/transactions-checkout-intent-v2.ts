@@ -1,0 +1,15 @@
+/**
+ * POST /api/v1/transactions/checkout-intent-v2 (widget mode, decisions.md §10): checkout-intent plus the
+ * partner's branding. Called by the partner's backend only: no CORS.
+ */
+import { httpRoute } from '../lib/http/chain';
+import { presentBranding } from '../lib/http/presenters';
+import { CheckoutBody } from '../lib/http/transaction-schemas';
+import { processor } from '../lib/processor';
+import * as transactions from '../lib/store/transactions';
+import { checkout, presentCheckout } from './transactions-checkout-intent';
+
+export const handler = httpRoute({ access: 'partner-mutation', body: CheckoutBody }, async (request) => {
+  const result = await checkout({ processor, transactions }, request);
+  return { status: 201, body: { ...presentCheckout(result), branding: presentBranding(result.partner) } };
+});

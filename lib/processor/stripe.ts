@@ -1,0 +1,88 @@
+/**
+ * The processor port on the real `stripe` SDK. Locally `PROCESSOR_API_BASE` points the SDK at the sandbox
+ * processor (`infra/local`); in AWS it is unset and the SDK talks to Stripe. The client is created once, on
+ * first use, so a missing key is reported per request (500 PROCESSOR_KEY_MISSING) rather than as a crash.
+ */
+import Stripe from 'stripe';
+import type { Config } from '../config';
+import { errors, ServiceError } from '../domain/errors';
+import type { NewPaymentIntent, PaymentIntent, Processor } from './port';
+
+function connectionOptions(apiBase: string | undefined) {
+  if (apiBase === undefined) return {};
+  const url = new URL(apiBase);
+  const protocol = url.protocol === 'http:' ? ('http' as const) : ('https' as const);
+  return { host: url.hostname, port: url.port === '' ? (protocol === 'http' ? 80 : 443) : Number(url.port), protocol };
+}
+
+const toPaymentIntent = (intent: Stripe.PaymentIntent): PaymentIntent => ({
+  id: intent.id,
+  status: intent.status,
+  amountMinor: intent.amount,
+  currency: intent.currency.toUpperCase(),
+  clientSecret: intent.client_secret ?? '',
+});
+
+/** Stripe's idempotency key for the intent of one service transaction (derived, so every retry shares it). */
+export const intentIdempotencyKey = (svcTxId: string) => `svc-intent-${svcTxId}`;
+
+export function createStripeProcessor(config: Pick<Config, 'PROCESSOR_SECRET_KEY' | 'PROCESSOR_PUBLISHABLE_KEY' | 'PROCESSOR_API_BASE'>): Processor {
+  let client: Stripe | undefined;
+  const stripe = () => {
+    if (config.PROCESSOR_SECRET_KEY === undefined) throw errors.processorKeyMissing();
+    client ??= new Stripe(config.PROCESSOR_SECRET_KEY, {
+      ...connectionOptions(config.PROCESSOR_API_BASE),
+      maxNetworkRetries: 2,
+      timeout: 10_000,
+      appInfo: { name: 'partner-payments-service' },
+    });
+    return client;
+  };
+
+  const call = async <T>(request: () => Promise<T>): Promise<T> => {
+    try {
+      return await request();
+    } catch (error) {
+      if (error instanceof ServiceError) throw error;
+      // Stripe answered with a failure the request cannot fix: the partner should retry (the 5xx frees its key).
+      if (error instanceof Stripe.errors.StripeConnectionError || error instanceof Stripe.errors.StripeAPIError || error instanceof Stripe.errors.StripeRateLimitError) {
+        throw errors.processorUnavailable(error);
+      }
+      throw error;
+    }
+  };
+
+  return {
+    createPaymentIntent: (intent: NewPaymentIntent) =>
+      call(async () =>
+        toPaymentIntent(
+          await stripe().paymentIntents.create(
+            {
+              amount: intent.amountMinor,
+              currency: intent.currency.toLowerCase(),
+              receipt_email: intent.receiptEmail,
+              ...(intent.statementDescriptorSuffix === undefined ? {} : { statement_descriptor_suffix: intent.statementDescriptorSuffix }),
+              metadata: intent.metadata,
+              automatic_payment_methods: { enabled: true },
+            },
+            { idempotencyKey: intentIdempotencyKey(intent.svcTxId) },
+          ),
+        ),
+      ),
+    retrievePaymentIntent: (id: string) =>
+      call(async () => {
+        try {
+          return toPaymentIntent(await stripe().paymentIntents.retrieve(id));
+        } catch (error) {
+          if (error instanceof Stripe.errors.StripeInvalidRequestError && (error.statusCode === 404 || error.code === 'resource_missing')) {
+            return undefined;
+          }
+          throw error;
+        }
+      }),
+    publishableKey: () => {
+      if (config.PROCESSOR_PUBLISHABLE_KEY === undefined) throw errors.processorPublishableMissing();
+      return config.PROCESSOR_PUBLISHABLE_KEY;
+    },
+  };
+}

@@ -1,0 +1,182 @@
+/** Transactions, their payment-intent links and checkout attempts. */
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { errors } from '../domain/errors';
+import type { Transaction, TransactionStatus } from '../domain/transaction';
+import { failedConditions, isConditionFailure } from './conditions';
+import { documentClient, tableName } from './dynamo';
+import { IDEMPOTENCY_TTL_SECONDS } from './idempotency';
+import { keys } from './keys';
+import { type Page, queryPage } from './paging';
+
+const toTransaction = (item: Record<string, unknown>): Transaction => ({
+  id: item.id as string,
+  svcTxId: item.svcTxId as string,
+  partnerId: item.partnerId as string,
+  partnerName: item.partnerName as string,
+  clientId: item.clientId as string,
+  clientName: item.clientName as string,
+  partnerReference: item.partnerReference as string,
+  processorPaymentIntentId: (item.processorPaymentIntentId as string | null | undefined) ?? null,
+  amountMinor: item.amountMinor as number,
+  currency: item.currency as string,
+  status: item.status as TransactionStatus,
+  settlementStatus: item.settlementStatus as Transaction['settlementStatus'],
+  fees: (item.fees as Transaction['fees'] | undefined) ?? null,
+  receiptEmail: (item.receiptEmail as string | null | undefined) ?? null,
+  statementDescriptorSuffix: (item.statementDescriptorSuffix as string | null | undefined) ?? null,
+  meta: (item.meta as Record<string, unknown> | null | undefined) ?? null,
+  createdAt: item.createdAt as string,
+  updatedAt: item.updatedAt as string,
+});
+
+const transactionItem = (tx: Transaction) => ({
+  ...keys.transaction(tx.svcTxId),
+  ...keys.transactionIndex(tx.partnerId, tx.svcTxId, tx.createdAt),
+  entity: 'transaction',
+  ...tx,
+});
+
+const intentLink = (paymentIntentId: string, svcTxId: string) => ({
+  Put: {
+    TableName: tableName,
+    Item: { ...keys.paymentIntent(paymentIntentId), entity: 'paymentIntentLink', paymentIntentId, svcTxId },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  },
+});
+
+const intentAlreadyLinked = () =>
+  errors.validation(
+    { fieldErrors: { processor_payment_intent_id: ['This payment intent is already linked to another transaction'] }, formErrors: [] },
+    'Payment intent already linked',
+  );
+
+export class TransactionExists extends Error {
+  override readonly name = 'TransactionExists';
+}
+
+/**
+ * Writes a new transaction, and, when it has one, the link from its payment intent, in one transaction:
+ * both conditional on not existing, so an intent can never belong to two transactions.
+ */
+export async function createTransaction(tx: Transaction): Promise<Transaction> {
+  const items: object[] = [{ Put: { TableName: tableName, Item: transactionItem(tx), ConditionExpression: 'attribute_not_exists(pk)' } }];
+  if (tx.processorPaymentIntentId !== null) items.push(intentLink(tx.processorPaymentIntentId, tx.svcTxId));
+  try {
+    await documentClient.send(new TransactWriteCommand({ TransactItems: items as never }));
+  } catch (error) {
+    const failed = failedConditions(error);
+    if (failed.includes(0)) throw new TransactionExists(tx.svcTxId);
+    if (failed.includes(1)) throw intentAlreadyLinked();
+    throw error;
+  }
+  return tx;
+}
+
+export async function getTransaction(svcTxId: string): Promise<Transaction | undefined> {
+  const { Item } = await documentClient.send(
+    new GetCommand({ TableName: tableName, Key: keys.transaction(svcTxId), ConsistentRead: true }),
+  );
+  return Item === undefined ? undefined : toTransaction(Item);
+}
+
+export class TransactionStateConflict extends Error {
+  override readonly name = 'TransactionStateConflict';
+}
+
+/**
+ * initialized -> pending with the intent linked: one transaction, conditional on the transaction still being
+ * `initialized` and the intent not yet linked anywhere.
+ */
+export async function attachPaymentIntent(svcTxId: string, paymentIntentId: string, now: string): Promise<void> {
+  try {
+    await documentClient.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName,
+              Key: keys.transaction(svcTxId),
+              UpdateExpression: 'SET #status = :pending, processorPaymentIntentId = :intent, updatedAt = :now',
+              ConditionExpression: 'attribute_exists(pk) AND #status = :initialized',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':pending': 'pending', ':initialized': 'initialized', ':intent': paymentIntentId, ':now': now },
+            },
+          },
+          intentLink(paymentIntentId, svcTxId),
+        ],
+      }),
+    );
+  } catch (error) {
+    const failed = failedConditions(error);
+    if (failed.includes(0)) throw new TransactionStateConflict(svcTxId);
+    if (failed.includes(1)) throw intentAlreadyLinked();
+    throw error;
+  }
+}
+
+export interface TransactionFilters {
+  status?: TransactionStatus | undefined;
+  clientId?: string | undefined;
+  partnerReference?: string | undefined;
+  createdFrom?: string | undefined;
+  createdTo?: string | undefined;
+}
+
+/** One partner's transactions, or (no partner) every partner's; newest first, filtered, paged. */
+export function listTransactions(
+  partnerId: string | undefined,
+  filters: TransactionFilters,
+  page: { limit: number; cursor?: string | undefined },
+): Promise<Page<Transaction>> {
+  const conditions: string[] = [];
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const add = (attribute: string, value: string | undefined) => {
+    if (value === undefined) return;
+    names[`#${attribute}`] = attribute;
+    values[`:${attribute}`] = value;
+    conditions.push(`#${attribute} = :${attribute}`);
+  };
+  add('status', filters.status);
+  add('clientId', filters.clientId);
+  add('partnerReference', filters.partnerReference);
+  return queryPage({
+    ...(partnerId === undefined
+      ? { index: 'gsi2' as const, partition: keys.allTransactions }
+      : { index: 'gsi1' as const, partition: keys.transactionsOf(partnerId) }),
+    sortFrom: filters.createdFrom,
+    sortTo: filters.createdTo,
+    filter: conditions.length === 0 ? undefined : { expression: conditions.join(' AND '), names, values },
+    ...page,
+    toItem: toTransaction,
+  });
+}
+
+/**
+ * Records the `svc_tx_id` of a checkout attempt before the processor is called; a retry of the same attempt
+ * gets the first one back. A different body under the same key is refused (422), as for idempotency.
+ */
+export async function reserveCheckoutAttempt(
+  attempt: { owner: string; endpoint: string; idempotencyKey: string; fingerprint: string },
+  svcTxId: string,
+  nowMs: number,
+): Promise<string> {
+  const key = keys.checkoutAttempt(attempt.owner, attempt.endpoint, attempt.idempotencyKey);
+  try {
+    await documentClient.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...key, entity: 'checkoutAttempt', svcTxId, fingerprint: attempt.fingerprint, expiresAt: Math.floor(nowMs / 1000) + IDEMPOTENCY_TTL_SECONDS },
+        ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now',
+        ExpressionAttributeValues: { ':now': Math.floor(nowMs / 1000) },
+      }),
+    );
+    return svcTxId;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+  const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+  if (Item === undefined) throw new Error('checkout attempt vanished while being read');
+  if (Item.fingerprint !== attempt.fingerprint) throw errors.idempotencyKeyReused();
+  return Item.svcTxId as string;
+}

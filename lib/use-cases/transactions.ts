@@ -1,0 +1,220 @@
+/**
+ * Partner use cases for payment collection: the one-call checkout intent, the legacy initialize + attach,
+ * and transaction reads (interface-spec.md Endpoints; decisions.md §4-5).
+ */
+import { errors } from '../domain/errors';
+import { newId } from '../domain/ids';
+import type { Partner } from '../domain/partner';
+import {
+  assertClientCanTakePayment,
+  assertPartnerCanTakePayment,
+  type Transaction,
+} from '../domain/transaction';
+import type { Caller } from '../http/types';
+import { PAYMENT_INTENT_ID, type PaymentIntent, type Processor } from '../processor/port';
+import * as clients from '../store/clients';
+import * as partners from '../store/partners';
+import * as transactions from '../store/transactions';
+
+/** The adapters these use cases call; the handlers pass the real ones, tests may wrap them to inject faults. */
+export interface TransactionDeps {
+  processor: Processor;
+  transactions: Pick<
+    typeof transactions,
+    'createTransaction' | 'getTransaction' | 'attachPaymentIntent' | 'reserveCheckoutAttempt'
+  >;
+}
+
+export interface NewTransaction {
+  partnerId: string;
+  clientId: string;
+  amountMinor: number;
+  currency: string;
+  partnerReference: string;
+  meta: Record<string, unknown> | undefined;
+}
+
+export interface NewCheckout extends NewTransaction {
+  email: string;
+  statementDescriptorSuffix: string | undefined;
+}
+
+/** The idempotency scope of the request (from the chain), which a checkout attempt is keyed by. */
+export interface AttemptScope {
+  owner: string;
+  endpoint: string;
+  idempotencyKey: string;
+  fingerprint: string;
+}
+
+/**
+ * The partner the request acts for: a partner key acts for its own partner only (403 for another, decisions.md
+ * §5); a platform key names any partner. Then the payment gate: partner found, active, KYC approved; client
+ * found (under that partner: another partner's client is 404), active.
+ */
+async function resolvePayee(caller: Caller, partnerId: string, clientId: string) {
+  let partner: Partner | undefined;
+  if (caller.kind === 'partner') {
+    if (partnerId !== caller.partner.partnerId) throw errors.apiKeyScopeForbidden();
+    partner = caller.partner;
+  } else {
+    partner = await partners.getPartner(partnerId);
+  }
+  assertPartnerCanTakePayment(partner);
+  const client = await clients.getClient(partner.partnerId, clientId);
+  assertClientCanTakePayment(client);
+  return { partner, client };
+}
+
+function newTransaction(
+  input: NewTransaction,
+  payee: Awaited<ReturnType<typeof resolvePayee>>,
+  fields: Pick<Transaction, 'svcTxId' | 'status' | 'processorPaymentIntentId' | 'receiptEmail' | 'statementDescriptorSuffix'>,
+): Transaction {
+  const now = new Date().toISOString();
+  return {
+    id: newId.transactionRecord(),
+    ...fields,
+    partnerId: payee.partner.partnerId,
+    partnerName: payee.partner.name,
+    clientId: payee.client.clientId,
+    clientName: payee.client.legalName,
+    partnerReference: input.partnerReference,
+    amountMinor: input.amountMinor,
+    currency: input.currency,
+    settlementStatus: 'unsettled',
+    fees: null,
+    meta: input.meta ?? null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+export interface CheckoutResult {
+  partner: Partner;
+  transaction: Transaction;
+  intent: PaymentIntent;
+  publishableKey: string;
+}
+
+/**
+ * POST /transactions/checkout-intent. Steps:
+ *   1. the payment gate (partner and client checks), and both processor keys configured;
+ *   2. reserve the attempt's `svc_tx_id` under the request's idempotency scope (a retry gets the same one);
+ *   3. create the processor intent with an idempotency key derived from that `svc_tx_id` (a retry after a
+ *      crash between steps 3 and 4 gets the same intent back);
+ *   4. write the pending transaction and the intent link atomically (one TransactWriteItems); if a previous
+ *      attempt already wrote them, that transaction is the result.
+ */
+export async function createCheckoutIntent(
+  deps: TransactionDeps,
+  caller: Caller,
+  input: NewCheckout,
+  attempt: AttemptScope,
+): Promise<CheckoutResult> {
+  const payee = await resolvePayee(caller, input.partnerId, input.clientId);
+  const publishableKey = deps.processor.publishableKey();
+  const svcTxId = await deps.transactions.reserveCheckoutAttempt(attempt, newId.svcTx(), Date.now());
+  const intent = await deps.processor.createPaymentIntent({
+    svcTxId,
+    amountMinor: input.amountMinor,
+    currency: input.currency,
+    receiptEmail: input.email,
+    statementDescriptorSuffix: input.statementDescriptorSuffix,
+    metadata: {
+      svc_tx_id: svcTxId,
+      partner_id: payee.partner.partnerId,
+      client_id: payee.client.clientId,
+      partner_reference: input.partnerReference,
+    },
+  });
+  const transaction = newTransaction(input, payee, {
+    svcTxId,
+    status: 'pending',
+    processorPaymentIntentId: intent.id,
+    receiptEmail: input.email,
+    statementDescriptorSuffix: input.statementDescriptorSuffix ?? null,
+  });
+  try {
+    await deps.transactions.createTransaction(transaction);
+  } catch (error) {
+    if (!(error instanceof transactions.TransactionExists)) throw error;
+    const existing = await deps.transactions.getTransaction(svcTxId);
+    if (existing?.processorPaymentIntentId !== intent.id) throw error;
+    return { partner: payee.partner, transaction: existing, intent, publishableKey };
+  }
+  return { partner: payee.partner, transaction, intent, publishableKey };
+}
+
+/** POST /transactions/initialize (legacy): the payment gate, then one conditional put; no processor call. */
+export async function initializeTransaction(deps: TransactionDeps, caller: Caller, input: NewTransaction): Promise<Transaction> {
+  const payee = await resolvePayee(caller, input.partnerId, input.clientId);
+  return deps.transactions.createTransaction(
+    newTransaction(input, payee, {
+      svcTxId: newId.svcTx(),
+      status: 'initialized',
+      processorPaymentIntentId: null,
+      receiptEmail: null,
+      statementDescriptorSuffix: null,
+    }),
+  );
+}
+
+const invalidIntent = (message: string) =>
+  errors.validation({ fieldErrors: { processor_payment_intent_id: [message] }, formErrors: [] }, message);
+
+/** A transaction the caller may see: its own partner's, or any for a platform key; else 404 TX_NOT_FOUND. */
+async function visibleTransaction(deps: TransactionDeps, caller: Caller, svcTxId: string): Promise<Transaction> {
+  const transaction = await deps.transactions.getTransaction(svcTxId);
+  if (transaction === undefined) throw errors.txNotFound();
+  if (caller.kind === 'partner' && transaction.partnerId !== caller.partner.partnerId) throw errors.txNotFound();
+  return transaction;
+}
+
+/**
+ * POST /transactions/attach-intent (legacy). Steps: the transaction (404 TX_NOT_FOUND); the intent must exist
+ * at the processor and match the transaction's amount and currency (400 VALIDATION_ERROR); then
+ * initialized -> pending and the intent link in one conditional TransactWriteItems. Attaching the same intent
+ * again answers the same result; a transaction past `initialized` is 409 TX_NOT_INITIALIZED.
+ */
+export async function attachIntent(
+  deps: TransactionDeps,
+  caller: Caller,
+  input: { svcTxId: string; paymentIntentId: string },
+): Promise<Transaction> {
+  const transaction = await visibleTransaction(deps, caller, input.svcTxId);
+  if (transaction.processorPaymentIntentId === input.paymentIntentId && transaction.status !== 'initialized') return transaction;
+  if (transaction.status !== 'initialized') throw errors.txNotInitialized();
+  if (!PAYMENT_INTENT_ID.test(input.paymentIntentId)) throw invalidIntent('Not a payment intent id');
+  const intent = await deps.processor.retrievePaymentIntent(input.paymentIntentId);
+  if (intent === undefined) throw invalidIntent('No such payment intent at the processor');
+  if (intent.amountMinor !== transaction.amountMinor || intent.currency !== transaction.currency) {
+    throw invalidIntent("The payment intent's amount or currency does not match the transaction");
+  }
+  if (intent.status === 'canceled') throw invalidIntent('The payment intent is canceled');
+  const now = new Date().toISOString();
+  try {
+    await deps.transactions.attachPaymentIntent(transaction.svcTxId, intent.id, now);
+  } catch (error) {
+    if (!(error instanceof transactions.TransactionStateConflict)) throw error;
+    // Someone moved it first: answer from what is there now.
+    return attachIntent(deps, caller, input);
+  }
+  return { ...transaction, status: 'pending', processorPaymentIntentId: intent.id, updatedAt: now };
+}
+
+export const getTransactionFor = (deps: TransactionDeps, caller: Caller, svcTxId: string) => visibleTransaction(deps, caller, svcTxId);
+
+/** A partner key lists its own partner; a platform key lists all, or one partner with `partner_id`. */
+export function listTransactionsFor(
+  caller: Caller,
+  partnerId: string | undefined,
+  filters: transactions.TransactionFilters,
+  page: { limit: number; cursor?: string | undefined },
+) {
+  if (caller.kind === 'partner') {
+    if (partnerId !== undefined && partnerId !== caller.partner.partnerId) throw errors.apiKeyScopeForbidden();
+    return transactions.listTransactions(caller.partner.partnerId, filters, page);
+  }
+  return transactions.listTransactions(partnerId, filters, page);
+}

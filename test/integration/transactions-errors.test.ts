@@ -1,0 +1,167 @@
+/** Every error row of checkout-intent and initialize (interface-spec.md; decisions.md §3, §5). */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { TestApi, type PartnerCredentials } from '../support/api';
+
+let api: TestApi;
+let partner: PartnerCredentials;
+let clientId: string;
+beforeAll(async () => {
+  api = await TestApi.start();
+  partner = await api.createPartner();
+  clientId = await api.createClient(partner);
+});
+afterAll(() => api.close());
+
+const body = (overrides: Record<string, unknown> = {}) => ({
+  partner_id: partner.partnerId,
+  client_id: clientId,
+  amount: 12.34,
+  currency: 'USD',
+  email: 'buyer@example.com',
+  partner_reference: `order-${randomUUID()}`,
+  ...overrides,
+});
+
+const endpoints = ['/transactions/checkout-intent', '/transactions/initialize', '/transactions/checkout-intent-v2'];
+
+/** The legacy initialize takes no e-mail or statement descriptor (its body is strict). */
+const forEndpoint = (path: string, payload: Record<string, unknown>) => {
+  if (path !== '/transactions/initialize') return payload;
+  const { email: _email, statement_descriptor_suffix: _suffix, ...rest } = payload;
+  return rest;
+};
+
+describe.each(endpoints)('POST %s', (path) => {
+  const send = (payload: Record<string, unknown>, credentials: Pick<PartnerCredentials, 'apiKey' | 'hmacSecret'> = partner) =>
+    api.signed(credentials, path, forEndpoint(path, payload));
+
+  it('answers 404 PARTNER_NOT_FOUND for a partner that does not exist (platform key)', async () => {
+    const platform = await api.createPlatformKey();
+
+    const response = await send(body({ partner_id: 'ptr_doesnotexist' }), platform);
+
+    expect(response.status).toBe(404);
+    expect(response.body.code).toBe('PARTNER_NOT_FOUND');
+  });
+
+  it('answers 403 API_KEY_SCOPE_FORBIDDEN when a partner key names another partner', async () => {
+    const other = await api.createPartner();
+
+    const response = await send(body({ partner_id: other.partnerId }));
+
+    expect(response.status).toBe(403);
+    expect(response.body.code).toBe('API_KEY_SCOPE_FORBIDDEN');
+  });
+
+  it('answers 403 PARTNER_NOT_ACTIVE for a suspended partner, and 403 KYC_NOT_APPROVED before KYC approval', async () => {
+    const suspended = await api.createPartner();
+    const suspendedClient = await api.createClient(suspended);
+    await api.admin('PATCH', `/admin/partners/${suspended.partnerId}`, { status: 'suspended' });
+    const unapproved = await api.createPartner({ kyc_status: 'pending' });
+    const unapprovedClient = await api.createClient(unapproved);
+
+    const notActive = await api.signed(suspended, path, forEndpoint(path, body({ partner_id: suspended.partnerId, client_id: suspendedClient })));
+    const noKyc = await api.signed(unapproved, path, forEndpoint(path, body({ partner_id: unapproved.partnerId, client_id: unapprovedClient })));
+
+    expect(notActive.status).toBe(403);
+    expect(notActive.body.code).toBe('PARTNER_NOT_ACTIVE');
+    expect(noKyc.status).toBe(403);
+    expect(noKyc.body.code).toBe('KYC_NOT_APPROVED');
+  });
+
+  it("answers 404 CLIENT_NOT_FOUND for an unknown client and for another partner's client", async () => {
+    const other = await api.createPartner();
+    const theirClient = await api.createClient(other);
+
+    const unknown = await send(body({ client_id: 'no-such-merchant' }));
+    const foreign = await send(body({ client_id: theirClient }));
+
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.code).toBe('CLIENT_NOT_FOUND');
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.code).toBe('CLIENT_NOT_FOUND');
+  });
+
+  it('answers 403 CLIENT_NOT_ACTIVE for a suspended or pending_kyc client', async () => {
+    const suspended = await api.createClient(partner, { status: 'suspended' });
+    const pendingKyc = await api.createClient(partner, { status: 'pending_kyc' });
+
+    for (const client of [suspended, pendingKyc]) {
+      const response = await send(body({ client_id: client }));
+      expect(response.status).toBe(403);
+      expect(response.body.code).toBe('CLIENT_NOT_ACTIVE');
+    }
+  });
+
+  it.each([
+    [{ amount: 0 }, 'amount'],
+    [{ amount: -5 }, 'amount'],
+    [{ amount: 12.345 }, 'amount'],
+    [{ amount: 1000000 }, 'amount'],
+    [{ amount: '12.34' }, 'amount'],
+    [{ currency: 'QQQ' }, 'currency'],
+    [{ currency: 'US' }, 'currency'],
+    [{ currency: 'JPY', amount: 100.5 }, 'amount'],
+    [{ partner_reference: '' }, 'partner_reference'],
+    [{ client_id: undefined }, 'client_id'],
+    [{ meta: [1, 2] }, 'meta'],
+    [{ meta: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])) }, 'meta'],
+    [{ meta: { blob: 'x'.repeat(4100) } }, 'meta'],
+  ])('answers 400 VALIDATION_ERROR for %j (field %s)', async (overrides, field) => {
+    const response = await send(body(overrides));
+
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('VALIDATION_ERROR');
+    expect(Object.keys(response.body.details.fieldErrors)).toContain(field);
+  });
+
+  it('accepts amounts at the currency limits: 3 decimals in KWD, whole JPY, lower-case currency', async () => {
+    for (const overrides of [{ amount: 1.005, currency: 'kwd' }, { amount: 500, currency: 'JPY' }, { amount: 999999.99, currency: 'usd' }]) {
+      const response = await send(body(overrides));
+      expect(response.status).toBe(201);
+      const read = await api.read(partner, `/transactions/${response.body.svc_tx_id}`);
+      expect(read.body.amount).toBe(overrides.amount);
+      expect(read.body.currency).toBe(overrides.currency.toUpperCase());
+    }
+  });
+});
+
+describe('checkout-only fields', () => {
+  it.each([
+    [{ email: 'not-an-email' }, 'email'],
+    [{ email: undefined }, 'email'],
+    [{ statement_descriptor_suffix: '' }, 'statement_descriptor_suffix'],
+    [{ statement_descriptor_suffix: 'x'.repeat(23) }, 'statement_descriptor_suffix'],
+    [{ statement_descriptor_suffix: 'ORDER#1' }, 'statement_descriptor_suffix'],
+  ])('checkout-intent answers 400 VALIDATION_ERROR for %j', async (overrides, field) => {
+    const response = await api.signed(partner, '/transactions/checkout-intent', body(overrides));
+
+    expect(response.status).toBe(400);
+    expect(Object.keys(response.body.details.fieldErrors)).toEqual([field]);
+  });
+
+  it('initialize refuses checkout-only fields (no intent, no statement descriptor)', async () => {
+    const response = await api.signed(partner, '/transactions/initialize', { ...forEndpoint('/transactions/initialize', body()), statement_descriptor_suffix: 'X' });
+
+    expect(response.status).toBe(400);
+    expect(response.body.details.formErrors.join(' ')).toContain('statement_descriptor_suffix');
+  });
+});
+
+describe('auth rows of the transaction mutations', () => {
+  it.each(endpoints)('%s: API_KEY_INVALID, HMAC_INVALID, IDEMPOTENCY_KEY_MISSING', async (path) => {
+    const payload = JSON.stringify(forEndpoint(path, body()));
+
+    const badKey = await api.signed({ apiKey: 'svc_partner_bogus', hmacSecret: partner.hmacSecret }, path, undefined, { rawBody: payload });
+    const badHmac = await api.signed({ apiKey: partner.apiKey, hmacSecret: 'svc_hmac_bogus' }, path, undefined, { rawBody: payload });
+    const noKey = await api.request('POST', path, {
+      headers: { 'content-type': 'application/json', 'x-api-key': partner.apiKey, 'x-svc-hmac': (await import('../support/api')).sign(partner.hmacSecret, payload) },
+      body: payload,
+    });
+
+    expect([badKey.status, badKey.body.code]).toEqual([401, 'API_KEY_INVALID']);
+    expect([badHmac.status, badHmac.body.code]).toEqual([401, 'HMAC_INVALID']);
+    expect([noKey.status, noKey.body.code]).toEqual([400, 'IDEMPOTENCY_KEY_MISSING']);
+  });
+});

@@ -1,0 +1,126 @@
+/** The legacy two-step flow: initialize (no processor call), then attach an intent: initialized -> pending. */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import Stripe from 'stripe';
+import { config } from '../../lib/config';
+import { TestApi, type PartnerCredentials } from '../support/api';
+
+const sandboxUrl = new URL(config.PROCESSOR_API_BASE ?? '');
+const stripe = new Stripe(config.PROCESSOR_SECRET_KEY ?? '', { host: sandboxUrl.hostname, port: Number(sandboxUrl.port), protocol: 'http' });
+
+let api: TestApi;
+let partner: PartnerCredentials;
+let clientId: string;
+beforeAll(async () => {
+  api = await TestApi.start();
+  partner = await api.createPartner();
+  clientId = await api.createClient(partner);
+});
+afterAll(() => api.close());
+
+const initialize = (overrides: Record<string, unknown> = {}, credentials = partner) =>
+  api.signed(credentials, '/transactions/initialize', {
+    partner_id: partner.partnerId,
+    client_id: clientId,
+    amount: 1500,
+    currency: 'JPY',
+    partner_reference: `order-${randomUUID()}`,
+    ...overrides,
+  });
+
+const newIntent = (amount = 1500, currency = 'jpy') =>
+  stripe.paymentIntents.create({ amount, currency, automatic_payment_methods: { enabled: true } });
+
+const attach = (svcTxId: string, intentId: string, idempotencyKey = `attach-${svcTxId}-${randomUUID()}`) =>
+  api.signed(partner, '/transactions/attach-intent', { svc_tx_id: svcTxId, processor_payment_intent_id: intentId }, { idempotencyKey });
+
+describe('legacy flow', () => {
+  it('initialize creates an initialized transaction without any processor intent', async () => {
+
+    const response = await initialize({ meta: { basket: 'b-7' } });
+    const read = await api.read(partner, `/transactions/${response.body.svc_tx_id}`);
+
+    expect(response.status).toBe(201);
+    expect(response.body).toEqual({ svc_tx_id: expect.stringMatching(/^svc_tx_[0-9a-z]{24}$/), status: 'initialized' });
+    expect(read.body).toMatchObject({ status: 'initialized', processorPaymentIntentId: null, amount: 1500, currency: 'JPY', meta: { basket: 'b-7' } });
+  });
+
+  it('attach-intent moves initialized -> pending, replays under its key, and answers again for the same intent', async () => {
+    const tx = await initialize();
+    const intent = await newIntent();
+    const key = `attach-${tx.body.svc_tx_id}`;
+
+    const attached = await attach(tx.body.svc_tx_id, intent.id, key);
+    const replay = await attach(tx.body.svc_tx_id, intent.id, key);
+    const again = await attach(tx.body.svc_tx_id, intent.id);
+    const read = await api.read(partner, `/transactions/${tx.body.svc_tx_id}`);
+
+    expect(attached.status).toBe(200);
+    expect(attached.body).toEqual({ svc_tx_id: tx.body.svc_tx_id, status: 'pending', processor_payment_intent_id: intent.id });
+    expect(replay.body).toEqual({ ...attached.body, idempotentReplay: true });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(attached.body);
+    expect(read.body).toMatchObject({ status: 'pending', processorPaymentIntentId: intent.id });
+  });
+
+  it('refuses a second, different intent once the transaction is pending (409 TX_NOT_INITIALIZED)', async () => {
+    const tx = await initialize();
+    await attach(tx.body.svc_tx_id, (await newIntent()).id);
+
+    const second = await attach(tx.body.svc_tx_id, (await newIntent()).id);
+
+    expect(second.status).toBe(409);
+    expect(second.body.code).toBe('TX_NOT_INITIALIZED');
+  });
+
+  it.each([
+    ['a malformed intent id', async () => 'not-an-intent'],
+    ['an intent the processor does not know', async () => 'pi_000000000000000000000000'],
+    ['an intent for another amount', async () => (await newIntent(1499)).id],
+    ['an intent in another currency', async () => (await newIntent(1500, 'usd')).id],
+  ])('refuses %s with 400 VALIDATION_ERROR and leaves the transaction initialized', async (_name, intentId) => {
+    const tx = await initialize();
+
+    const response = await attach(tx.body.svc_tx_id, await intentId());
+    const read = await api.read(partner, `/transactions/${tx.body.svc_tx_id}`);
+
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('VALIDATION_ERROR');
+    expect(Object.keys(response.body.details.fieldErrors)).toEqual(['processor_payment_intent_id']);
+    expect(read.body.status).toBe('initialized');
+  });
+
+  it('refuses an intent already linked to another transaction', async () => {
+    const first = await initialize();
+    const second = await initialize();
+    const intent = await newIntent();
+    await attach(first.body.svc_tx_id, intent.id);
+
+    const response = await attach(second.body.svc_tx_id, intent.id);
+    const read = await api.read(partner, `/transactions/${second.body.svc_tx_id}`);
+
+    expect(response.status).toBe(400);
+    expect(response.body.details.fieldErrors.processor_payment_intent_id).toBeDefined();
+    expect(read.body.status).toBe('initialized');
+  });
+
+  it("answers 404 TX_NOT_FOUND for an unknown svc_tx_id and for another partner's transaction", async () => {
+    const other = await api.createPartner();
+    const theirs = await api.signed(other, '/transactions/initialize', {
+      partner_id: other.partnerId,
+      client_id: await api.createClient(other),
+      amount: 10,
+      currency: 'USD',
+      partner_reference: 'theirs',
+    });
+    const intent = await newIntent(1000, 'usd');
+
+    const unknown = await attach('svc_tx_000000000000000000000000', intent.id);
+    const foreign = await attach(theirs.body.svc_tx_id, intent.id);
+
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.code).toBe('TX_NOT_FOUND');
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.code).toBe('TX_NOT_FOUND');
+  });
+});
