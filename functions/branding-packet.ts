@@ -23,7 +23,7 @@ export const handler = httpRoute({ access: 'public', cors: true, query: Query },
       partner_id: partner.partnerId,
       client_id: client.clientId,
       ...presentBranding(partner),
-      processor_publishable_key: processor.publishableKey(),
+      processor_publishable_key: await processor.publishableKey(),
     },
   };
 });

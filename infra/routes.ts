@@ -16,6 +16,8 @@ export interface RouteAccess {
   table?: 'read' | 'readWrite';
   /** `encrypt`: seal new secrets (KMS GenerateDataKey); `decrypt`: open them (KMS Decrypt). */
   kms?: ReadonlyArray<'encrypt' | 'decrypt'>;
+  /** Reads the processor keys (Secrets Manager in AWS). */
+  processorKeys?: boolean;
 }
 
 export interface RouteDefinition {
@@ -30,6 +32,8 @@ const read: RouteAccess = { table: 'read' };
 const readWrite: RouteAccess = { table: 'readWrite' };
 /** Partner mutations: API key lookup, rate-limit counter, HMAC secret (sealed), idempotency record. */
 const partnerMutation: RouteAccess = { table: 'readWrite', kms: ['decrypt'] };
+/** ... that also calls the processor. */
+const paymentMutation: RouteAccess = { ...partnerMutation, processorKeys: true };
 
 export const routes: readonly RouteDefinition[] = [
   { name: 'health', method: 'GET', path: `${API_PREFIX}/health`, access: {} },
@@ -50,15 +54,15 @@ export const routes: readonly RouteDefinition[] = [
   { name: 'clients-create', method: 'POST', path: `${API_PREFIX}/clients`, access: partnerMutation },
   { name: 'clients-list', method: 'GET', path: `${API_PREFIX}/clients`, access: read },
 
-  { name: 'transactions-checkout-intent', method: 'POST', path: `${API_PREFIX}/transactions/checkout-intent`, access: partnerMutation },
-  { name: 'transactions-checkout-intent-v2', method: 'POST', path: `${API_PREFIX}/transactions/checkout-intent-v2`, access: partnerMutation },
+  { name: 'transactions-checkout-intent', method: 'POST', path: `${API_PREFIX}/transactions/checkout-intent`, access: paymentMutation },
+  { name: 'transactions-checkout-intent-v2', method: 'POST', path: `${API_PREFIX}/transactions/checkout-intent-v2`, access: paymentMutation },
   { name: 'transactions-initialize', method: 'POST', path: `${API_PREFIX}/transactions/initialize`, access: partnerMutation },
-  { name: 'transactions-attach-intent', method: 'POST', path: `${API_PREFIX}/transactions/attach-intent`, access: partnerMutation },
+  { name: 'transactions-attach-intent', method: 'POST', path: `${API_PREFIX}/transactions/attach-intent`, access: paymentMutation },
   { name: 'transactions-list', method: 'GET', path: `${API_PREFIX}/transactions`, access: read },
   { name: 'transactions-get', method: 'GET', path: `${API_PREFIX}/transactions/{svc_tx_id}`, access: read },
 
-  { name: 'branding-packet', method: 'GET', path: `${API_PREFIX}/branding/packet`, access: read },
-  { name: 'branding-packet', method: 'OPTIONS', path: `${API_PREFIX}/branding/packet`, access: read },
+  { name: 'branding-packet', method: 'GET', path: `${API_PREFIX}/branding/packet`, access: { table: 'read', processorKeys: true } },
+  { name: 'branding-packet', method: 'OPTIONS', path: `${API_PREFIX}/branding/packet`, access: { table: 'read', processorKeys: true } },
 ];
 
 /**

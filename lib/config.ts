@@ -53,6 +53,8 @@ const schema = z.object({
   PROCESSOR_PUBLISHABLE_KEY: optionalSecret,
   PROCESSOR_WEBHOOK_SECRET: optionalSecret,
   PROCESSOR_API_BASE: z.url({ error: 'expected a URL' }).optional(),
+  /** AWS: the Secrets Manager secret holding the processor keys (replaces the three PROCESSOR_* keys). */
+  PROCESSOR_SECRET_ARN: z.string().min(1).optional(),
   PROCESSOR_FEE_PERCENT: percent,
   WEBHOOK_RETRY_BASE_MS: z.coerce.number({ error: 'expected milliseconds' }).int('expected whole milliseconds').min(1).max(3_600_000),
   WEBHOOK_QUEUE_URL: z.url({ error: 'expected a URL' }).optional(),

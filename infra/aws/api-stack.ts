@@ -8,6 +8,7 @@ import { HttpApi, HttpMethod, HttpRoute, HttpRouteKey } from 'aws-cdk-lib/aws-ap
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -17,6 +18,7 @@ import { fallbackRoute, routes, type RouteAccess } from '../routes';
 export interface ApiStackProps extends StackProps {
   table: ITableV2;
   secretsKey: IKey;
+  processorSecret: ISecret;
   /** Admin bearer token verification (decisions.md §2); unset, the admin functions refuse to start. */
   adminAuth?: { jwksUrl: string; issuer: string; audience: string } | undefined;
 }
@@ -55,7 +57,7 @@ export class ApiStack extends Stack {
   }
 
   private createFunction(name: string, access: RouteAccess, props: ApiStackProps): NodejsFunction {
-    const { table, secretsKey, adminAuth } = props;
+    const { table, secretsKey, processorSecret, adminAuth } = props;
     const fn = new NodejsFunction(this, `Fn-${name}`, {
       entry: entryOf(name),
       handler: 'handler',
@@ -74,6 +76,7 @@ export class ApiStack extends Stack {
         ...(adminAuth === undefined
           ? {}
           : { ADMIN_JWKS_URL: adminAuth.jwksUrl, ADMIN_JWT_ISSUER: adminAuth.issuer, ADMIN_JWT_AUDIENCE: adminAuth.audience }),
+        ...(access.processorKeys === true ? { PROCESSOR_SECRET_ARN: processorSecret.secretArn } : {}),
         NODE_OPTIONS: '--enable-source-maps',
       },
       bundling: {
@@ -90,6 +93,7 @@ export class ApiStack extends Stack {
     if (access.table === 'readWrite') table.grantReadWriteData(fn);
     if (access.kms?.includes('encrypt')) secretsKey.grant(fn, 'kms:GenerateDataKey');
     if (access.kms?.includes('decrypt')) secretsKey.grantDecrypt(fn);
+    if (access.processorKeys === true) processorSecret.grantRead(fn);
     return fn;
   }
 }

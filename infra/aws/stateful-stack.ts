@@ -1,17 +1,19 @@
 /**
  * Everything that holds data and must outlive a redeploy: the single table (with every GSI of
  * `lib/store/table.ts`, TTL, point-in-time recovery and deletion protection) and the KMS key that
- * envelope-encrypts the secrets stored in it.
+ * envelope-encrypts the secrets stored in it; the Secrets Manager secret holding the processor keys.
  */
 import { RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AttributeType, Billing, TableV2, type ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
+import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { GLOBAL_INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from '../../lib/store/table';
 
 export class StatefulStack extends Stack {
   readonly table: ITableV2;
   readonly secretsKey: IKey;
+  readonly processorSecret: ISecret;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -32,6 +34,16 @@ export class StatefulStack extends Stack {
     this.secretsKey = new Key(this, 'SecretsKey', {
       description: 'Envelope encryption of HMAC and webhook secrets (partner payments service)',
       enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    // Set the real values after the first deploy (`aws secretsmanager put-secret-value`); until then the
+    // service answers PROCESSOR_KEY_MISSING / PROCESSOR_PUBLISHABLE_MISSING.
+    this.processorSecret = new Secret(this, 'ProcessorKeys', {
+      description: 'Card processor keys: {"secret_key","publishable_key","webhook_secret"} (partner payments service)',
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({ secret_key: '', publishable_key: '', webhook_secret: '' }),
+        generateStringKey: 'unused',
+      },
       removalPolicy: RemovalPolicy.RETAIN,
     });
   }

@@ -3,11 +3,12 @@
  * payload-2.0 event AWS would send and invoking the same `functions/<name>.ts` handler in this process.
  * Paths no route serves go to the `$default` function, as in AWS.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { fallbackRoute, resolveRoute, routeKey } from '../routes';
 import { lambdaContext, toHttpApiEvent, writeLambdaResult } from './lambda-adapter';
+import { listen, readBody } from './http-server';
 
 /** API Gateway's payload limit. */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -59,7 +60,7 @@ export async function startHttpApi(options: { port: number; host?: string }): Pr
 }
 
 async function handle(req: IncomingMessage): Promise<unknown> {
-  const body = await readBody(req);
+  const body = await readBody(req, MAX_BODY_BYTES);
   if (body === 'too-large') {
     return { statusCode: 413, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'Request body too large', code: 'PAYLOAD_TOO_LARGE' }) };
   }
@@ -77,25 +78,4 @@ async function handle(req: IncomingMessage): Promise<unknown> {
   return handler(event, lambdaContext(functionName, TIMEOUT_MS));
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
-    });
-    req.on('end', () => resolve(size > MAX_BODY_BYTES ? 'too-large' : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
 
-function listen(server: Server, port: number, host: string | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-}

@@ -20,8 +20,9 @@
  * `idempotency_error`. Events are delivered after the response that caused them has been sent.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listen, readBody } from './http-server';
 import {
   DEFAULT_RETRY_DELAYS_MS,
   EventDispatcher,
@@ -258,15 +259,6 @@ function urlHost(host: string | undefined): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-function listen(server: Server, port: number, host: string | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // Errors in Stripe's shape
@@ -1009,7 +1001,7 @@ class Api {
   private async answer(req: IncomingMessage, requestId: string, emitted: string[]): Promise<Answer> {
     const method = (req.method ?? 'GET').toUpperCase();
     const { path, query } = requestTarget(req.url);
-    const raw = await readBody(req);
+    const raw = await readBody(req, MAX_BODY_BYTES);
     if (raw === 'too-large') throw invalidRequest(`Request body too large (limit ${MAX_BODY_BYTES} bytes).`, { status: 413 });
     const matched = route(method, path);
     if (matched?.kind === 'events') return { status: 200, body: json({ data: this.dispatcher.list() }), headers: {} };
@@ -1147,15 +1139,3 @@ function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
-    });
-    req.on('end', () => resolve(size > MAX_BODY_BYTES ? 'too-large' : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}

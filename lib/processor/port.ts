@@ -28,7 +28,7 @@ export interface Processor {
   /** `undefined` when the processor does not know the id. */
   retrievePaymentIntent(id: string): Promise<PaymentIntent | undefined>;
   /** For the partner's frontend; 500 PROCESSOR_PUBLISHABLE_MISSING when not configured. */
-  publishableKey(): string;
+  publishableKey(): Promise<string>;
 }
 
 /** Stripe's PaymentIntent ids: `pi_` and alphanumerics. Anything else is not looked up at all. */

@@ -1,11 +1,12 @@
 /**
  * The processor port on the real `stripe` SDK. Locally `PROCESSOR_API_BASE` points the SDK at the sandbox
  * processor (`infra/local`); in AWS it is unset and the SDK talks to Stripe. The client is created once, on
- * first use, so a missing key is reported per request (500 PROCESSOR_KEY_MISSING) rather than as a crash.
+ * first use (the keys may come from Secrets Manager), so a missing key is reported per request (500
+ * PROCESSOR_KEY_MISSING) rather than as a crash.
  */
 import Stripe from 'stripe';
-import type { Config } from '../config';
 import { errors, ServiceError } from '../domain/errors';
+import type { LoadProcessorKeys } from './keys';
 import type { NewPaymentIntent, PaymentIntent, Processor } from './port';
 
 function connectionOptions(apiBase: string | undefined) {
@@ -26,12 +27,19 @@ const toPaymentIntent = (intent: Stripe.PaymentIntent): PaymentIntent => ({
 /** Stripe's idempotency key for the intent of one service transaction (derived, so every retry shares it). */
 export const intentIdempotencyKey = (svcTxId: string) => `svc-intent-${svcTxId}`;
 
-export function createStripeProcessor(config: Pick<Config, 'PROCESSOR_SECRET_KEY' | 'PROCESSOR_PUBLISHABLE_KEY' | 'PROCESSOR_API_BASE'>): Processor {
+export interface StripeProcessorOptions {
+  /** Unset in AWS (Stripe itself); locally the sandbox processor. */
+  apiBase: string | undefined;
+  loadKeys: LoadProcessorKeys;
+}
+
+export function createStripeProcessor(options: StripeProcessorOptions): Processor {
   let client: Stripe | undefined;
-  const stripe = () => {
-    if (config.PROCESSOR_SECRET_KEY === undefined) throw errors.processorKeyMissing();
-    client ??= new Stripe(config.PROCESSOR_SECRET_KEY, {
-      ...connectionOptions(config.PROCESSOR_API_BASE),
+  const stripe = async () => {
+    const { secretKey } = await options.loadKeys();
+    if (secretKey === undefined) throw errors.processorKeyMissing();
+    client ??= new Stripe(secretKey, {
+      ...connectionOptions(options.apiBase),
       maxNetworkRetries: 2,
       timeout: 10_000,
       appInfo: { name: 'partner-payments-service' },
@@ -56,7 +64,7 @@ export function createStripeProcessor(config: Pick<Config, 'PROCESSOR_SECRET_KEY
     createPaymentIntent: (intent: NewPaymentIntent) =>
       call(async () =>
         toPaymentIntent(
-          await stripe().paymentIntents.create(
+          await (await stripe()).paymentIntents.create(
             {
               amount: intent.amountMinor,
               currency: intent.currency.toLowerCase(),
@@ -72,7 +80,7 @@ export function createStripeProcessor(config: Pick<Config, 'PROCESSOR_SECRET_KEY
     retrievePaymentIntent: (id: string) =>
       call(async () => {
         try {
-          return toPaymentIntent(await stripe().paymentIntents.retrieve(id));
+          return toPaymentIntent(await (await stripe()).paymentIntents.retrieve(id));
         } catch (error) {
           if (error instanceof Stripe.errors.StripeInvalidRequestError && (error.statusCode === 404 || error.code === 'resource_missing')) {
             return undefined;
@@ -80,9 +88,10 @@ export function createStripeProcessor(config: Pick<Config, 'PROCESSOR_SECRET_KEY
           throw error;
         }
       }),
-    publishableKey: () => {
-      if (config.PROCESSOR_PUBLISHABLE_KEY === undefined) throw errors.processorPublishableMissing();
-      return config.PROCESSOR_PUBLISHABLE_KEY;
+    publishableKey: async () => {
+      const { publishableKey } = await options.loadKeys();
+      if (publishableKey === undefined) throw errors.processorPublishableMissing();
+      return publishableKey;
     },
   };
 }

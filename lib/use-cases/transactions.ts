@@ -113,7 +113,7 @@ export async function createCheckoutIntent(
   attempt: AttemptScope,
 ): Promise<CheckoutResult> {
   const payee = await resolvePayee(caller, input.partnerId, input.clientId);
-  const publishableKey = deps.processor.publishableKey();
+  const publishableKey = await deps.processor.publishableKey();
   const svcTxId = await deps.transactions.reserveCheckoutAttempt(attempt, newId.svcTx(), Date.now());
   const intent = await deps.processor.createPaymentIntent({
     svcTxId,

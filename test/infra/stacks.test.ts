@@ -15,6 +15,7 @@ beforeAll(() => {
   const apiStack = new ApiStack(app, 'Api', {
     table: statefulStack.table,
     secretsKey: statefulStack.secretsKey,
+    processorSecret: statefulStack.processorSecret,
     adminAuth: { jwksUrl: 'https://issuer.example/.well-known/jwks.json', issuer: 'https://issuer.example/', audience: 'partner-payments-admin' },
   });
   stateful = Template.fromStack(statefulStack);
@@ -53,6 +54,10 @@ describe('stateful stack', () => {
 
   it('has a rotating KMS key for the secrets, retained on deletion', () => {
     stateful.hasResource('AWS::KMS::Key', { Properties: { EnableKeyRotation: true }, DeletionPolicy: 'Retain' });
+  });
+
+  it('has a retained Secrets Manager secret for the processor keys', () => {
+    stateful.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain' });
   });
 });
 
@@ -104,12 +109,39 @@ describe('API stack', () => {
         route: route.name,
         kmsDecrypt: route.access.kms?.includes('decrypt') ?? false,
       });
+      expect({ route: route.name, processorKeys: actions.includes('secretsmanager:GetSecretValue') }).toEqual({
+        route: route.name,
+        processorKeys: route.access.processorKeys === true,
+      });
     }
   });
 
   it('routes partner mutations to functions that may decrypt HMAC secrets, and reads to read-only functions', () => {
     expect(routes.find((route) => route.name === 'clients-create')?.access).toEqual({ table: 'readWrite', kms: ['decrypt'] });
     expect(routes.find((route) => route.name === 'clients-list')?.access).toEqual({ table: 'read' });
+    expect(routes.find((route) => route.name === 'transactions-list')?.access).toEqual({ table: 'read' });
+    for (const name of ['transactions-checkout-intent', 'transactions-checkout-intent-v2', 'transactions-attach-intent']) {
+      expect(routes.find((route) => route.name === name)?.access).toEqual({ table: 'readWrite', kms: ['decrypt'], processorKeys: true });
+    }
+  });
+
+  it('gives only the processor-calling functions the processor secret, by ARN, never the keys themselves', () => {
+    const functions = Object.entries(api.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x' } }));
+    const withSecret = functions.filter(([, fn]) => fn.Properties.Environment.Variables.PROCESSOR_SECRET_ARN !== undefined).map(([id]) => id);
+    expect(withSecret.sort()).toEqual(
+      functions.map(([id]) => id).filter((id) => /^Fn(transactionscheckoutintent|transactionscheckoutintentv2|transactionsattachintent|brandingpacket)[A-F0-9]{8}$/.test(id)).sort(),
+    );
+    for (const [, fn] of functions) expect(Object.keys(fn.Properties.Environment.Variables)).not.toContain('PROCESSOR_SECRET_KEY');
+  });
+
+  it('serves the branding packet and its CORS preflight from one function, and no preflight for checkout-intent-v2', () => {
+    api.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'OPTIONS /api/v1/branding/packet' });
+    expect(Object.values(api.findResources('AWS::ApiGatewayV2::Route')).map((route) => route.Properties.RouteKey)).not.toContain(
+      'OPTIONS /api/v1/transactions/checkout-intent-v2',
+    );
+    const apis = Object.values(api.findResources('AWS::ApiGatewayV2::Api'));
+    expect(apis).toHaveLength(1);
+    expect(apis[0]?.Properties.CorsConfiguration).toBeUndefined();
   });
 
   it('passes the KMS key and admin token settings to the functions', () => {

@@ -44,7 +44,10 @@ describe('a service without processor keys', () => {
     const { sign } = await import('../support/api');
     const { httpEvent, lambdaContext } = await import('../support/events');
     const handler = createHandler({
-      processor: createStripeProcessor({ PROCESSOR_SECRET_KEY: undefined, PROCESSOR_PUBLISHABLE_KEY: 'pk_test_x', PROCESSOR_API_BASE: undefined }),
+      processor: createStripeProcessor({
+        apiBase: undefined,
+        loadKeys: async () => ({ secretKey: undefined, publishableKey: 'pk_test_x', webhookSecret: undefined }),
+      }),
       transactions: store,
     });
     const payload = JSON.stringify(body());
