@@ -150,8 +150,15 @@ describe('checkout-only fields', () => {
 });
 
 describe('auth rows of the transaction mutations', () => {
-  it.each(endpoints)('%s: API_KEY_INVALID, HMAC_INVALID, IDEMPOTENCY_KEY_MISSING', async (path) => {
-    const payload = JSON.stringify(forEndpoint(path, body()));
+  const payloadFor = (path: string) =>
+    JSON.stringify(
+      path === '/transactions/attach-intent'
+        ? { svc_tx_id: 'svc_tx_000000000000000000000000', processor_payment_intent_id: 'pi_000000000000000000000000' }
+        : forEndpoint(path, body()),
+    );
+
+  it.each([...endpoints, '/transactions/attach-intent'])('%s: API_KEY_INVALID, HMAC_INVALID, IDEMPOTENCY_KEY_MISSING', async (path) => {
+    const payload = payloadFor(path);
 
     const badKey = await api.signed({ apiKey: 'svc_partner_bogus', hmacSecret: partner.hmacSecret }, path, undefined, { rawBody: payload });
     const badHmac = await api.signed({ apiKey: partner.apiKey, hmacSecret: 'svc_hmac_bogus' }, path, undefined, { rawBody: payload });
