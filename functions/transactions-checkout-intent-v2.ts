@@ -3,13 +3,13 @@
  * partner's branding. Called by the partner's backend only: no CORS.
  */
 import { httpRoute } from '../lib/http/chain';
-import { presentBranding } from '../lib/http/presenters';
-import { CheckoutBody } from '../lib/http/transaction-schemas';
+import { presentBranding, presentCheckout } from '../lib/http/presenters';
+import { CheckoutBody, toNewCheckout } from '../lib/http/transaction-schemas';
 import { processor } from '../lib/processor';
 import * as transactions from '../lib/store/transactions';
-import { checkout, presentCheckout } from './transactions-checkout-intent';
+import { createCheckoutIntent } from '../lib/use-cases/transactions';
 
-export const handler = httpRoute({ access: 'partner-mutation', body: CheckoutBody }, async (request) => {
-  const result = await checkout({ processor, transactions }, request);
+export const handler = httpRoute({ access: 'partner-mutation', body: CheckoutBody }, async ({ caller, body, idempotency }) => {
+  const result = await createCheckoutIntent({ processor, transactions }, caller, toNewCheckout(body), idempotency);
   return { status: 201, body: { ...presentCheckout(result), branding: presentBranding(result.partner) } };
 });

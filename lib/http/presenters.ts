@@ -4,6 +4,7 @@ import type { Client, Partner } from '../domain/partner';
 import type { Transaction } from '../domain/transaction';
 import type { Page } from '../store/paging';
 import type { IssuedApiKey } from '../use-cases/partners';
+import type { CheckoutResult } from '../use-cases/transactions';
 
 /** Branding as the widget shows it: the partner's name stands in for an unset display name. */
 export const presentBranding = (partner: Partner) => ({
@@ -77,4 +78,13 @@ export const presentTransaction = (tx: Transaction) => ({
   meta: tx.meta,
   createdAt: tx.createdAt,
   updatedAt: tx.updatedAt,
+});
+
+/** The answer of checkout-intent (spec: POST /transactions/checkout-intent, Response 201). */
+export const presentCheckout = ({ transaction, intent, publishableKey }: CheckoutResult) => ({
+  svc_tx_id: transaction.svcTxId,
+  status: transaction.status,
+  processor_payment_intent_id: intent.id,
+  client_secret: intent.clientSecret,
+  processor_publishable_key: publishableKey,
 });

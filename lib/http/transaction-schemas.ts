@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { normalizeCurrency, parseAmount } from '../domain/money';
 import { TRANSACTION_STATUSES } from '../domain/transaction';
+import type { NewCheckout } from '../use-cases/transactions';
 import { identifier, PageQuery } from './schemas';
 
 const META_MAX_KEYS = 50;
@@ -52,6 +53,18 @@ export const CheckoutBody = z
       .optional(),
   })
   .transform(withMoney);
+
+/** A validated checkout body as the use case takes it (checkout-intent and -v2 share it). */
+export const toNewCheckout = (body: z.output<typeof CheckoutBody>): NewCheckout => ({
+  partnerId: body.partner_id,
+  clientId: body.client_id,
+  amountMinor: body.amountMinor,
+  currency: body.currency,
+  email: body.email,
+  partnerReference: body.partner_reference,
+  statementDescriptorSuffix: body.statement_descriptor_suffix,
+  meta: body.meta,
+});
 
 export const AttachIntentBody = z.strictObject({
   svc_tx_id: z.string().min(1).max(64),

@@ -110,8 +110,9 @@ export async function createCheckoutIntent(
   deps: TransactionDeps,
   caller: Caller,
   input: NewCheckout,
-  attempt: AttemptScope,
+  attempt: AttemptScope | undefined,
 ): Promise<CheckoutResult> {
+  if (attempt === undefined) throw new Error('checkout needs the idempotency step of the chain');
   const payee = await resolvePayee(caller, input.partnerId, input.clientId);
   const publishableKey = await deps.processor.publishableKey();
   const svcTxId = await deps.transactions.reserveCheckoutAttempt(attempt, newId.svcTx(), Date.now());
