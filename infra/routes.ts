@@ -92,13 +92,22 @@ const compiled = routes.map((route) => {
   return { route, names, regex: new RegExp(`^${pattern}$`) };
 });
 
+/** Like API Gateway: percent-decoded, but a malformed escape (`%ZZ`) is passed through as it is, not an error. */
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /** Finds the routes whose path matches; API Gateway's rule: a literal segment beats a `{param}`. */
 export function matchPath(path: string): RouteMatch[] {
   const matches: RouteMatch[] = [];
   for (const { route, names, regex } of compiled) {
     const found = regex.exec(path);
     if (found === null) continue;
-    const pathParameters = Object.fromEntries(names.map((name, i) => [name, decodeURIComponent(found[i + 1] ?? '')]));
+    const pathParameters = Object.fromEntries(names.map((name, i) => [name, decodePathSegment(found[i + 1] ?? '')]));
     matches.push({ route, pathParameters });
   }
   return matches.sort((a, b) => Object.keys(a.pathParameters).length - Object.keys(b.pathParameters).length);

@@ -24,6 +24,14 @@ describe('the route table', () => {
     expect(unknown).toEqual({ allowed: [] });
   });
 
+  it('decodes path parameters, and passes a malformed escape through instead of failing', () => {
+    const decoded = resolveRoute('GET', '/api/v1/transactions/svc%5Ftx%5F1');
+    const malformed = resolveRoute('GET', '/api/v1/transactions/%ZZ');
+
+    expect('route' in decoded && decoded.pathParameters).toEqual({ svc_tx_id: 'svc_tx_1' });
+    expect('route' in malformed && malformed.pathParameters).toEqual({ svc_tx_id: '%ZZ' });
+  });
+
   it('does not match a path that only shares a prefix with a route', () => {
     expect(matchPath('/api/v1/health/extra')).toEqual([]);
     expect(matchPath('/api/v1/healthz')).toEqual([]);
