@@ -47,3 +47,22 @@ export const UpdatePartnerBody = z
     branding: fields.branding.optional(),
   })
   .refine((body) => Object.keys(body).length > 0, 'At least one field to change is required');
+
+/** The partner fields of a create or update body, as the use cases name them (absent fields stay absent). */
+export const toPartnerFields = <T extends Partial<z.output<typeof CreatePartnerBody>>>(
+  body: T,
+): {
+  name: T['name'];
+  serviceFeePercentage: T['service_fee_percentage'];
+  status: T['status'];
+  kycStatus: T['kyc_status'];
+  rateLimitPerMinute: T['rate_limit_per_minute'];
+  branding: T['branding'];
+} => ({
+  name: body.name,
+  serviceFeePercentage: body.service_fee_percentage,
+  status: body.status,
+  kycStatus: body.kyc_status,
+  rateLimitPerMinute: body.rate_limit_per_minute,
+  branding: body.branding,
+});
