@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { TestApi, type PartnerCredentials } from '../support/api';
+import { usePartnerSuite } from '../support/api';
 
-let api: TestApi;
-let partner: PartnerCredentials;
-beforeAll(async () => {
-  api = await TestApi.start();
-  partner = await api.createPartner({ service_fee_percentage: 1.5 });
-});
-afterAll(() => api.close());
+const suite = usePartnerSuite({ partner: { service_fee_percentage: 1.5 } });
 
 const clientId = () => `merchant-${randomUUID().slice(0, 8)}`;
 
@@ -16,12 +10,12 @@ describe('POST /clients', () => {
   it('registers a merchant under the key partner and answers the Client resource, with defaults', async () => {
     const id = clientId();
 
-    const response = await api.signed(partner, '/clients', { client_id: id, legal_name: 'Merchant Ltd' });
+    const response = await suite.api.signed(suite.partner, '/clients', { client_id: id, legal_name: 'Merchant Ltd' });
 
     expect(response.status).toBe(201);
     expect(response.body).toEqual({
       id: expect.stringMatching(/^cli_[0-9a-z]{24}$/),
-      partner_id: partner.partnerId,
+      partner_id: suite.partner.partnerId,
       client_id: id,
       legal_name: 'Merchant Ltd',
       status: 'active',
@@ -33,7 +27,7 @@ describe('POST /clients', () => {
   });
 
   it('keeps the given status and fees', async () => {
-    const response = await api.signed(partner, '/clients', {
+    const response = await suite.api.signed(suite.partner, '/clients', {
       client_id: clientId(),
       legal_name: 'KYC Pending Ltd',
       status: 'pending_kyc',
@@ -46,7 +40,7 @@ describe('POST /clients', () => {
   });
 
   it('refuses a partner fee below the service fee with 400 CLIENT_FEE_BELOW_SVC_FEE', async () => {
-    const response = await api.signed(partner, '/clients', { client_id: clientId(), legal_name: 'Cheap Ltd', partner_fee_percentage: 1.49 });
+    const response = await suite.api.signed(suite.partner, '/clients', { client_id: clientId(), legal_name: 'Cheap Ltd', partner_fee_percentage: 1.49 });
 
     expect(response.status).toBe(400);
     expect(response.body).toEqual({ error: expect.stringContaining('1.5'), code: 'CLIENT_FEE_BELOW_SVC_FEE' });
@@ -63,7 +57,7 @@ describe('POST /clients', () => {
     [{ client_id: 'merchant-ok', legal_name: 'Pct Ltd', partner_fee_percentage: 101 }, 'partner_fee_percentage'],
     [{ legal_name: 'No Id Ltd' }, 'client_id'],
   ])('refuses %j with 400 VALIDATION_ERROR on %s', async (body, field) => {
-    const response = await api.signed(partner, '/clients', body);
+    const response = await suite.api.signed(suite.partner, '/clients', body);
 
     expect(response.status).toBe(400);
     expect(response.body.code).toBe('VALIDATION_ERROR');
@@ -73,11 +67,11 @@ describe('POST /clients', () => {
 
   it('answers 409 CLIENT_EXISTS for a client_id the partner already has; another partner may use it', async () => {
     const id = clientId();
-    const other = await api.createPartner();
+    const other = await suite.api.createPartner();
 
-    const first = await api.signed(partner, '/clients', { client_id: id, legal_name: 'First Ltd' });
-    const second = await api.signed(partner, '/clients', { client_id: id, legal_name: 'Second Ltd' });
-    const otherPartner = await api.signed(other, '/clients', { client_id: id, legal_name: 'Other Ltd' });
+    const first = await suite.api.signed(suite.partner, '/clients', { client_id: id, legal_name: 'First Ltd' });
+    const second = await suite.api.signed(suite.partner, '/clients', { client_id: id, legal_name: 'Second Ltd' });
+    const otherPartner = await suite.api.signed(other, '/clients', { client_id: id, legal_name: 'Other Ltd' });
 
     expect(first.status).toBe(201);
     expect(second.status).toBe(409);
@@ -89,10 +83,10 @@ describe('POST /clients', () => {
 describe('GET /clients', () => {
   it('lists newest first, pages with limit/cursor visiting each client exactly once, filters by status', async () => {
     // Arrange: a partner of its own with five clients, two suspended
-    const own = await api.createPartner();
+    const own = await suite.api.createPartner();
     const created: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const response = await api.signed(own, '/clients', {
+      const response = await suite.api.signed(own, '/clients', {
         client_id: `m-${i}-${randomUUID().slice(0, 6)}`,
         legal_name: `Merchant ${i}`,
         status: i % 2 === 1 ? 'suspended' : 'active',
@@ -105,7 +99,7 @@ describe('GET /clients', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const page: { status: number; body: { items: Array<{ client_id: string }>; next_cursor: string | null } } = await api.read(
+      const page: { status: number; body: { items: Array<{ client_id: string }>; next_cursor: string | null } } = await suite.api.read(
         own,
         `/clients?limit=2${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
       );
@@ -115,8 +109,8 @@ describe('GET /clients', () => {
       cursor = page.body.next_cursor;
       pages++;
     } while (cursor !== null);
-    const suspended = await api.read(own, '/clients?status=suspended&limit=1');
-    const suspendedRest = await api.read(own, `/clients?status=suspended&limit=1&cursor=${encodeURIComponent(suspended.body.next_cursor)}`);
+    const suspended = await suite.api.read(own, '/clients?status=suspended&limit=1');
+    const suspendedRest = await suite.api.read(own, `/clients?status=suspended&limit=1&cursor=${encodeURIComponent(suspended.body.next_cursor)}`);
 
     // Assert
     expect(seen).toEqual([...created].reverse());
@@ -127,14 +121,14 @@ describe('GET /clients', () => {
   });
 
   it('never shows another partner its clients, even with that partner cursor', async () => {
-    const a = await api.createPartner();
-    const b = await api.createPartner();
-    await api.signed(a, '/clients', { client_id: clientId(), legal_name: 'A One' });
-    await api.signed(a, '/clients', { client_id: clientId(), legal_name: 'A Two' });
-    const aPage = await api.read(a, '/clients?limit=1');
+    const a = await suite.api.createPartner();
+    const b = await suite.api.createPartner();
+    await suite.api.signed(a, '/clients', { client_id: clientId(), legal_name: 'A One' });
+    await suite.api.signed(a, '/clients', { client_id: clientId(), legal_name: 'A Two' });
+    const aPage = await suite.api.read(a, '/clients?limit=1');
 
-    const bList = await api.read(b, '/clients');
-    const bWithACursor = await api.read(b, `/clients?cursor=${encodeURIComponent(aPage.body.next_cursor)}`);
+    const bList = await suite.api.read(b, '/clients');
+    const bWithACursor = await suite.api.read(b, `/clients?cursor=${encodeURIComponent(aPage.body.next_cursor)}`);
 
     expect(bList.body).toEqual({ items: [], next_cursor: null });
     expect(bWithACursor.status).toBe(400);
@@ -143,7 +137,7 @@ describe('GET /clients', () => {
 
   it('refuses a bad limit, status or cursor with 400 VALIDATION_ERROR', async () => {
     for (const query of ['limit=0', 'limit=201', 'limit=abc', 'status=closed', 'cursor=not-a-cursor']) {
-      const response = await api.read(partner, `/clients?${query}`);
+      const response = await suite.api.read(suite.partner, `/clients?${query}`);
       expect(response.status).toBe(400);
       expect(response.body.code).toBe('VALIDATION_ERROR');
     }

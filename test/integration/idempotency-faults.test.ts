@@ -2,20 +2,14 @@
  * Fault injection into the partner-mutation chain: a handler that fails with a 5xx must release its
  * idempotency key (decisions.md §4), so the partner's retry with the same key runs afresh.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { httpRoute } from '../../lib/http/chain';
-import { sign, TestApi, type PartnerCredentials } from '../support/api';
+import { sign, usePartnerSuite } from '../support/api';
 import { httpEvent, lambdaContext } from '../support/events';
 
-let api: TestApi;
-let partner: PartnerCredentials;
-beforeAll(async () => {
-  api = await TestApi.start();
-  partner = await api.createPartner();
-});
-afterAll(() => api.close());
+const suite = usePartnerSuite();
 
 function signedEvent(body: string, idempotencyKey: string) {
   return httpEvent({
@@ -23,8 +17,8 @@ function signedEvent(body: string, idempotencyKey: string) {
     path: '/api/v1/test/faulty',
     body,
     headers: {
-      'x-api-key': partner.apiKey,
-      'x-svc-hmac': sign(partner.hmacSecret, body),
+      'x-api-key': suite.partner.apiKey,
+      'x-svc-hmac': sign(suite.partner.hmacSecret, body),
       'idempotency-key': idempotencyKey,
     },
   });

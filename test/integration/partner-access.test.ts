@@ -2,20 +2,14 @@
  * The controls every partner mutation goes through (interface-spec.md Authentication; decisions.md §3-4),
  * over HTTP against the local API.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../lib/store/dynamo';
 import { keys } from '../../lib/store/keys';
-import { sign, TestApi, type PartnerCredentials } from '../support/api';
+import { sign, usePartnerSuite } from '../support/api';
 
-let api: TestApi;
-let partner: PartnerCredentials;
-beforeAll(async () => {
-  api = await TestApi.start();
-  partner = await api.createPartner();
-});
-afterAll(() => api.close());
+const suite = usePartnerSuite();
 
 const newClient = (overrides: Record<string, unknown> = {}) => ({
   client_id: `merchant-${randomUUID()}`,
@@ -27,8 +21,8 @@ describe('auth errors of a partner mutation (POST /clients)', () => {
   const body = JSON.stringify(newClient());
   const headers = () => ({
     'content-type': 'application/json',
-    'x-api-key': partner.apiKey,
-    'x-svc-hmac': sign(partner.hmacSecret, body),
+    'x-api-key': suite.partner.apiKey,
+    'x-svc-hmac': sign(suite.partner.hmacSecret, body),
     'idempotency-key': randomUUID(),
   });
   const without = (name: string) => Object.fromEntries(Object.entries(headers()).filter(([header]) => header !== name));
@@ -37,13 +31,13 @@ describe('auth errors of a partner mutation (POST /clients)', () => {
     ['x-api-key absent', () => without('x-api-key'), 401, 'API_KEY_MISSING'],
     ['x-api-key unknown', () => ({ ...headers(), 'x-api-key': 'svc_partner_not-a-real-key' }), 401, 'API_KEY_INVALID'],
     ['x-svc-hmac absent', () => without('x-svc-hmac'), 401, 'HMAC_MISSING'],
-    ['x-svc-hmac over another body', () => ({ ...headers(), 'x-svc-hmac': sign(partner.hmacSecret, `${body} `) }), 401, 'HMAC_INVALID'],
+    ['x-svc-hmac over another body', () => ({ ...headers(), 'x-svc-hmac': sign(suite.partner.hmacSecret, `${body} `) }), 401, 'HMAC_INVALID'],
     ['x-svc-hmac with another secret', () => ({ ...headers(), 'x-svc-hmac': sign('svc_hmac_wrong', body) }), 401, 'HMAC_INVALID'],
     ['x-svc-hmac not hex', () => ({ ...headers(), 'x-svc-hmac': 'not-a-signature' }), 401, 'HMAC_INVALID'],
     ['idempotency-key absent', () => without('idempotency-key'), 400, 'IDEMPOTENCY_KEY_MISSING'],
     ['idempotency-key too long', () => ({ ...headers(), 'idempotency-key': 'k'.repeat(256) }), 400, 'VALIDATION_ERROR'],
   ])('%s -> %i %s', async (_name, makeHeaders, status, code) => {
-    const response = await api.request('POST', '/clients', { headers: makeHeaders(), body });
+    const response = await suite.api.request('POST', '/clients', { headers: makeHeaders(), body });
 
     expect(response.status).toBe(status);
     expect(response.body.code).toBe(code);
@@ -51,7 +45,7 @@ describe('auth errors of a partner mutation (POST /clients)', () => {
   });
 
   it('accepts the signature in upper-case hex too (the digest is the same bytes)', async () => {
-    const response = await api.request('POST', '/clients', { headers: { ...headers(), 'x-svc-hmac': sign(partner.hmacSecret, body).toUpperCase() }, body });
+    const response = await suite.api.request('POST', '/clients', { headers: { ...headers(), 'x-svc-hmac': sign(suite.partner.hmacSecret, body).toUpperCase() }, body });
 
     expect([201, 409]).toContain(response.status);
   });
@@ -59,8 +53,8 @@ describe('auth errors of a partner mutation (POST /clients)', () => {
 
 describe('auth errors of partner reads (GET /clients)', () => {
   it('answers 401 API_KEY_MISSING without a key and 401 API_KEY_INVALID with a wrong one', async () => {
-    const missing = await api.request('GET', '/clients');
-    const invalid = await api.read({ apiKey: 'svc_partner_nope' }, '/clients');
+    const missing = await suite.api.request('GET', '/clients');
+    const invalid = await suite.api.read({ apiKey: 'svc_partner_nope' }, '/clients');
 
     expect(missing.status).toBe(401);
     expect(missing.body.code).toBe('API_KEY_MISSING');
@@ -71,10 +65,10 @@ describe('auth errors of partner reads (GET /clients)', () => {
 
 describe('key scope', () => {
   it('refuses a platform-wide key on /clients with 403 API_KEY_SCOPE_FORBIDDEN', async () => {
-    const platform = await api.createPlatformKey();
+    const platform = await suite.api.createPlatformKey();
 
-    const create = await api.signed(platform, '/clients', newClient());
-    const list = await api.read(platform, '/clients');
+    const create = await suite.api.signed(platform, '/clients', newClient());
+    const list = await suite.api.read(platform, '/clients');
 
     expect(create.status).toBe(403);
     expect(create.body.code).toBe('API_KEY_SCOPE_FORBIDDEN');
@@ -83,11 +77,11 @@ describe('key scope', () => {
   });
 
   it('refuses a body or query partner_id naming another partner with 403 API_KEY_SCOPE_FORBIDDEN', async () => {
-    const other = await api.createPartner();
+    const other = await suite.api.createPartner();
 
-    const create = await api.signed(partner, '/clients', newClient({ partner_id: other.partnerId }));
-    const list = await api.read(partner, `/clients?partner_id=${other.partnerId}`);
-    const own = await api.signed(partner, '/clients', newClient({ partner_id: partner.partnerId }));
+    const create = await suite.api.signed(suite.partner, '/clients', newClient({ partner_id: other.partnerId }));
+    const list = await suite.api.read(suite.partner, `/clients?partner_id=${other.partnerId}`);
+    const own = await suite.api.signed(suite.partner, '/clients', newClient({ partner_id: suite.partner.partnerId }));
 
     expect(create.status).toBe(403);
     expect(create.body.code).toBe('API_KEY_SCOPE_FORBIDDEN');
@@ -98,13 +92,13 @@ describe('key scope', () => {
 
 describe('partner state', () => {
   it('answers 403 PARTNER_SUSPENDED on /clients while the partner is suspended, and works again once active', async () => {
-    const suspended = await api.createPartner();
-    await api.admin('PATCH', `/admin/partners/${suspended.partnerId}`, { status: 'suspended' });
+    const suspended = await suite.api.createPartner();
+    await suite.api.admin('PATCH', `/admin/partners/${suspended.partnerId}`, { status: 'suspended' });
 
-    const create = await api.signed(suspended, '/clients', newClient());
-    const list = await api.read(suspended, '/clients');
-    await api.admin('PATCH', `/admin/partners/${suspended.partnerId}`, { status: 'active' });
-    const afterReactivation = await api.read(suspended, '/clients');
+    const create = await suite.api.signed(suspended, '/clients', newClient());
+    const list = await suite.api.read(suspended, '/clients');
+    await suite.api.admin('PATCH', `/admin/partners/${suspended.partnerId}`, { status: 'active' });
+    const afterReactivation = await suite.api.read(suspended, '/clients');
 
     expect(create.status).toBe(403);
     expect(create.body.code).toBe('PARTNER_SUSPENDED');
@@ -114,11 +108,11 @@ describe('partner state', () => {
   });
 
   it('answers 404 PARTNER_NOT_FOUND once the partner no longer exists', async () => {
-    const gone = await api.createPartner();
+    const gone = await suite.api.createPartner();
     await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.partner(gone.partnerId) }));
 
-    const list = await api.read(gone, '/clients');
-    const create = await api.signed(gone, '/clients', newClient());
+    const list = await suite.api.read(gone, '/clients');
+    const create = await suite.api.signed(gone, '/clients', newClient());
 
     expect(list.status).toBe(404);
     expect(list.body.code).toBe('PARTNER_NOT_FOUND');
@@ -129,12 +123,12 @@ describe('partner state', () => {
 
 describe('revocation', () => {
   it('stops a revoked key at once', async () => {
-    const own = await api.createPartner();
-    const before = await api.read(own, '/clients');
+    const own = await suite.api.createPartner();
+    const before = await suite.api.read(own, '/clients');
 
-    const revoked = await api.admin('DELETE', `/admin/api-keys/${own.keyId}`);
-    const after = await api.read(own, '/clients');
-    const mutation = await api.signed(own, '/clients', newClient());
+    const revoked = await suite.api.admin('DELETE', `/admin/api-keys/${own.keyId}`);
+    const after = await suite.api.read(own, '/clients');
+    const mutation = await suite.api.signed(own, '/clients', newClient());
 
     expect(before.status).toBe(200);
     expect(revoked.status).toBe(204);
@@ -150,9 +144,9 @@ describe('idempotency', () => {
     const key = `create-${randomUUID()}`;
     const body = newClient();
 
-    const first = await api.signed(partner, '/clients', body, { idempotencyKey: key });
-    const replay = await api.signed(partner, '/clients', body, { idempotencyKey: key });
-    const changed = await api.signed(partner, '/clients', { ...body, legal_name: 'Other Ltd' }, { idempotencyKey: key });
+    const first = await suite.api.signed(suite.partner, '/clients', body, { idempotencyKey: key });
+    const replay = await suite.api.signed(suite.partner, '/clients', body, { idempotencyKey: key });
+    const changed = await suite.api.signed(suite.partner, '/clients', { ...body, legal_name: 'Other Ltd' }, { idempotencyKey: key });
 
     expect(first.status).toBe(201);
     expect(first.headers.get('idempotent-replayed')).toBeNull();
@@ -165,12 +159,12 @@ describe('idempotency', () => {
   });
 
   it('keys idempotency per partner: two partners may use the same key', async () => {
-    const other = await api.createPartner();
+    const other = await suite.api.createPartner();
     const key = `shared-${randomUUID()}`;
     const body = newClient();
 
-    const mine = await api.signed(partner, '/clients', body, { idempotencyKey: key });
-    const theirs = await api.signed(other, '/clients', body, { idempotencyKey: key });
+    const mine = await suite.api.signed(suite.partner, '/clients', body, { idempotencyKey: key });
+    const theirs = await suite.api.signed(other, '/clients', body, { idempotencyKey: key });
 
     expect(mine.status).toBe(201);
     expect(theirs.status).toBe(201);
@@ -178,12 +172,12 @@ describe('idempotency', () => {
   });
 
   it('10 concurrent identical requests with one key create exactly one client', async () => {
-    const own = await api.createPartner();
+    const own = await suite.api.createPartner();
     const key = `concurrent-${randomUUID()}`;
     const body = newClient();
 
     const responses = await Promise.all(
-      Array.from({ length: 10 }, () => api.signed(own, '/clients', body, { idempotencyKey: key })),
+      Array.from({ length: 10 }, () => suite.api.signed(own, '/clients', body, { idempotencyKey: key })),
     );
 
     const created = responses.filter((response) => response.status === 201 && response.body.idempotentReplay === undefined);
@@ -196,16 +190,16 @@ describe('idempotency', () => {
       expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     }
     for (const replay of replays) expect(replay.body.id).toBe(created[0]?.body.id);
-    const list = await api.read(own, '/clients?limit=200');
+    const list = await suite.api.read(own, '/clients?limit=200');
     expect(list.body.items.filter((client: { client_id: string }) => client.client_id === body.client_id)).toHaveLength(1);
   });
 
   it('does not store a validation failure: the same key with a corrected body goes through', async () => {
     const key = `fix-${randomUUID()}`;
 
-    const invalid = await api.signed(partner, '/clients', { client_id: 'x' }, { idempotencyKey: key });
-    const malformed = await api.signed(partner, '/clients', undefined, { idempotencyKey: key, rawBody: '{"client_id":' });
-    const corrected = await api.signed(partner, '/clients', newClient(), { idempotencyKey: key });
+    const invalid = await suite.api.signed(suite.partner, '/clients', { client_id: 'x' }, { idempotencyKey: key });
+    const malformed = await suite.api.signed(suite.partner, '/clients', undefined, { idempotencyKey: key, rawBody: '{"client_id":' });
+    const corrected = await suite.api.signed(suite.partner, '/clients', newClient(), { idempotencyKey: key });
 
     expect(invalid.status).toBe(400);
     expect(invalid.body.code).toBe('VALIDATION_ERROR');
@@ -218,8 +212,8 @@ describe('idempotency', () => {
     const key = `auth-${randomUUID()}`;
     const body = newClient();
 
-    const badSignature = await api.signed(partner, '/clients', body, { idempotencyKey: key, headers: { 'x-svc-hmac': sign('svc_hmac_wrong', JSON.stringify(body)) } });
-    const retry = await api.signed(partner, '/clients', body, { idempotencyKey: key });
+    const badSignature = await suite.api.signed(suite.partner, '/clients', body, { idempotencyKey: key, headers: { 'x-svc-hmac': sign('svc_hmac_wrong', JSON.stringify(body)) } });
+    const retry = await suite.api.signed(suite.partner, '/clients', body, { idempotencyKey: key });
 
     expect(badSignature.status).toBe(401);
     expect(retry.status).toBe(201);
@@ -228,11 +222,11 @@ describe('idempotency', () => {
 
   it('stores and replays a business outcome such as 409 CLIENT_EXISTS', async () => {
     const body = newClient();
-    await api.signed(partner, '/clients', body);
+    await suite.api.signed(suite.partner, '/clients', body);
     const key = `dup-${randomUUID()}`;
 
-    const duplicate = await api.signed(partner, '/clients', body, { idempotencyKey: key });
-    const replay = await api.signed(partner, '/clients', body, { idempotencyKey: key });
+    const duplicate = await suite.api.signed(suite.partner, '/clients', body, { idempotencyKey: key });
+    const replay = await suite.api.signed(suite.partner, '/clients', body, { idempotencyKey: key });
 
     expect(duplicate.status).toBe(409);
     expect(duplicate.body).toEqual({ error: expect.any(String), code: 'CLIENT_EXISTS' });
@@ -250,15 +244,15 @@ describe('rate limiting', () => {
   }
 
   it("answers the 6th mutation in a minute with 429 RATE_LIMITED and Retry-After, and leaves other partners alone", async () => {
-    const limited = await api.createPartner({ rate_limit_per_minute: 5 });
-    const other = await api.createPartner({ rate_limit_per_minute: 5 });
+    const limited = await suite.api.createPartner({ rate_limit_per_minute: 5 });
+    const other = await suite.api.createPartner({ rate_limit_per_minute: 5 });
     await awayFromWindowEnd();
 
     const firstFive = [];
-    for (let i = 0; i < 5; i++) firstFive.push(await api.signed(limited, '/clients', newClient()));
-    const sixth = await api.signed(limited, '/clients', newClient());
-    const otherPartner = await api.signed(other, '/clients', newClient());
-    const read = await api.read(limited, '/clients');
+    for (let i = 0; i < 5; i++) firstFive.push(await suite.api.signed(limited, '/clients', newClient()));
+    const sixth = await suite.api.signed(limited, '/clients', newClient());
+    const otherPartner = await suite.api.signed(other, '/clients', newClient());
+    const read = await suite.api.read(limited, '/clients');
 
     expect(firstFive.map((response) => response.status)).toEqual([201, 201, 201, 201, 201]);
     expect(sixth.status).toBe(429);

@@ -1,25 +1,16 @@
 /** 500 PROCESSOR_KEY_MISSING / PROCESSOR_PUBLISHABLE_MISSING when the service has no processor keys. */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { PartnerCredentials, TestApi } from '../support/api';
+import { describe, expect, it } from '@jest/globals';
 
 // Configuration is read once when the modules load: blank the keys first (empty = not configured).
 process.env.PROCESSOR_SECRET_KEY = '';
 process.env.PROCESSOR_PUBLISHABLE_KEY = '';
-const { TestApi: Api } = await import('../support/api');
+const { usePartnerSuite } = await import('../support/api');
 
-let api: TestApi;
-let partner: PartnerCredentials;
-let clientId: string;
-beforeAll(async () => {
-  api = await Api.start();
-  partner = await api.createPartner();
-  clientId = await api.createClient(partner);
-});
-afterAll(() => api.close());
+const suite = usePartnerSuite();
 
 const body = () => ({
-  partner_id: partner.partnerId,
-  client_id: clientId,
+  partner_id: suite.partner.partnerId,
+  client_id: suite.clientId,
   amount: 10,
   currency: 'USD',
   email: 'buyer@example.com',
@@ -28,9 +19,9 @@ const body = () => ({
 
 describe('a service without processor keys', () => {
   it('answers checkout-intent with 500 PROCESSOR_PUBLISHABLE_MISSING, and the legacy initialize still works', async () => {
-    const checkout = await api.signed(partner, '/transactions/checkout-intent', body());
+    const checkout = await suite.api.signed(suite.partner, '/transactions/checkout-intent', body());
     const { email: _email, ...initializeBody } = body();
-    const initialize = await api.signed(partner, '/transactions/initialize', initializeBody);
+    const initialize = await suite.api.signed(suite.partner, '/transactions/initialize', initializeBody);
 
     expect(checkout.status).toBe(500);
     expect(checkout.body).toEqual({ error: expect.stringContaining('publishable'), code: 'PROCESSOR_PUBLISHABLE_MISSING' });
@@ -57,7 +48,7 @@ describe('a service without processor keys', () => {
         method: 'POST',
         path: '/api/v1/transactions/checkout-intent',
         body: payload,
-        headers: { 'x-api-key': partner.apiKey, 'x-svc-hmac': sign(partner.hmacSecret, payload), 'idempotency-key': 'no-secret-key' },
+        headers: { 'x-api-key': suite.partner.apiKey, 'x-svc-hmac': sign(suite.partner.hmacSecret, payload), 'idempotency-key': 'no-secret-key' },
       }),
       lambdaContext(),
     );

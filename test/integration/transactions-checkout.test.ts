@@ -3,13 +3,12 @@
  * stripe SDK; confirming it in the sandbox emits a signed event that the SDK's own verifier accepts.
  * This file runs the service against a sandbox of its own, whose events reach a recorder here.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import Stripe from 'stripe';
 import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/processor-sandbox';
 import { freePort } from '../support/ports';
-import type { PartnerCredentials, TestApi } from '../support/api';
 
 const SECRET_KEY = 'sk_test_checkout_suite';
 const WEBHOOK_SECRET = 'whsec_checkout_suite';
@@ -36,7 +35,7 @@ const sandbox: ProcessorSandbox = await startProcessorSandbox({
 // The service's configuration is read once when its modules load: point it at this sandbox first.
 process.env.PROCESSOR_API_BASE = sandbox.url;
 process.env.PROCESSOR_SECRET_KEY = SECRET_KEY;
-const { TestApi: Api } = await import('../support/api');
+const { usePartnerSuite } = await import('../support/api');
 const { createHandler } = await import('../../functions/transactions-checkout-intent');
 const { processor } = await import('../../lib/processor');
 const store = await import('../../lib/store/transactions');
@@ -45,23 +44,15 @@ const { httpEvent, lambdaContext } = await import('../support/events');
 
 const stripe = new Stripe(SECRET_KEY, { host: '127.0.0.1', port: sandbox.port, protocol: 'http' });
 
-let api: TestApi;
-let partner: PartnerCredentials;
-let clientId: string;
-beforeAll(async () => {
-  api = await Api.start();
-  partner = await api.createPartner();
-  clientId = await api.createClient(partner);
-});
+const suite = usePartnerSuite();
 afterAll(async () => {
-  await api.close();
   await sandbox.close();
   await new Promise((resolve) => receiver.close(resolve));
 });
 
 const checkoutBody = (overrides: Record<string, unknown> = {}) => ({
-  partner_id: partner.partnerId,
-  client_id: clientId,
+  partner_id: suite.partner.partnerId,
+  client_id: suite.clientId,
   amount: 49.99,
   currency: 'eur',
   email: 'buyer@example.com',
@@ -91,8 +82,8 @@ describe('POST /transactions/checkout-intent', () => {
     const key = `checkout-${body.partner_reference}`;
 
     // Act
-    const response = await api.signed(partner, '/transactions/checkout-intent', body, { idempotencyKey: key });
-    const replay = await api.signed(partner, '/transactions/checkout-intent', body, { idempotencyKey: key });
+    const response = await suite.api.signed(suite.partner, '/transactions/checkout-intent', body, { idempotencyKey: key });
+    const replay = await suite.api.signed(suite.partner, '/transactions/checkout-intent', body, { idempotencyKey: key });
 
     // Assert: the response
     expect(response.status).toBe(201);
@@ -113,14 +104,14 @@ describe('POST /transactions/checkout-intent', () => {
       currency: 'eur',
       receipt_email: 'buyer@example.com',
       statement_descriptor_suffix: 'ORDER 42',
-      metadata: { svc_tx_id: response.body.svc_tx_id, partner_id: partner.partnerId, client_id: clientId, partner_reference: body.partner_reference },
+      metadata: { svc_tx_id: response.body.svc_tx_id, partner_id: suite.partner.partnerId, client_id: suite.clientId, partner_reference: body.partner_reference },
     });
     // Assert: the transaction as the read endpoint shows it
-    const read = await api.read(partner, `/transactions/${response.body.svc_tx_id}`);
+    const read = await suite.api.read(suite.partner, `/transactions/${response.body.svc_tx_id}`);
     expect(read.body).toMatchObject({
       svcTxId: response.body.svc_tx_id,
-      partnerId: partner.partnerId,
-      clientId,
+      partnerId: suite.partner.partnerId,
+      clientId: suite.clientId,
       clientName: 'Merchant Ltd',
       partnerReference: body.partner_reference,
       processorPaymentIntentId: response.body.processor_payment_intent_id,
@@ -135,7 +126,7 @@ describe('POST /transactions/checkout-intent', () => {
   });
 
   it('confirming the intent with pm_card_visa emits a payment_intent.succeeded the SDK verifies', async () => {
-    const response = await api.signed(partner, '/transactions/checkout-intent', checkoutBody());
+    const response = await suite.api.signed(suite.partner, '/transactions/checkout-intent', checkoutBody());
     const intentId = response.body.processor_payment_intent_id as string;
 
     await stripe.paymentIntents.confirm(intentId, { payment_method: 'pm_card_visa' });
@@ -168,7 +159,7 @@ describe('POST /transactions/checkout-intent', () => {
         method: 'POST',
         path: '/api/v1/transactions/checkout-intent',
         body,
-        headers: { 'x-api-key': partner.apiKey, 'x-svc-hmac': sign(partner.hmacSecret, body), 'idempotency-key': idempotencyKey },
+        headers: { 'x-api-key': suite.partner.apiKey, 'x-svc-hmac': sign(suite.partner.hmacSecret, body), 'idempotency-key': idempotencyKey },
       });
     const before = sandbox.intents().length;
 
@@ -183,7 +174,7 @@ describe('POST /transactions/checkout-intent', () => {
     expect(sandbox.intents().length - before).toBe(1);
     expect(sandbox.intents().filter((intent) => intent.metadata.svc_tx_id === result.svc_tx_id)).toHaveLength(1);
     const reference = (JSON.parse(body) as { partner_reference: string }).partner_reference;
-    const list = await api.read(partner, `/transactions?partner_reference=${encodeURIComponent(reference)}`);
+    const list = await suite.api.read(suite.partner, `/transactions?partner_reference=${encodeURIComponent(reference)}`);
     expect(list.body.items).toHaveLength(1);
     expect(list.body.items[0]).toMatchObject({ svcTxId: result.svc_tx_id, processorPaymentIntentId: result.processor_payment_intent_id, status: 'pending' });
   });

@@ -1,21 +1,13 @@
 /** Every error row of checkout-intent and initialize (interface-spec.md; decisions.md §3, §5). */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { TestApi, type PartnerCredentials } from '../support/api';
+import { type PartnerCredentials, usePartnerSuite } from '../support/api';
 
-let api: TestApi;
-let partner: PartnerCredentials;
-let clientId: string;
-beforeAll(async () => {
-  api = await TestApi.start();
-  partner = await api.createPartner();
-  clientId = await api.createClient(partner);
-});
-afterAll(() => api.close());
+const suite = usePartnerSuite();
 
 const body = (overrides: Record<string, unknown> = {}) => ({
-  partner_id: partner.partnerId,
-  client_id: clientId,
+  partner_id: suite.partner.partnerId,
+  client_id: suite.clientId,
   amount: 12.34,
   currency: 'USD',
   email: 'buyer@example.com',
@@ -33,11 +25,11 @@ const forEndpoint = (path: string, payload: Record<string, unknown>) => {
 };
 
 describe.each(endpoints)('POST %s', (path) => {
-  const send = (payload: Record<string, unknown>, credentials: Pick<PartnerCredentials, 'apiKey' | 'hmacSecret'> = partner) =>
-    api.signed(credentials, path, forEndpoint(path, payload));
+  const send = (payload: Record<string, unknown>, credentials: Pick<PartnerCredentials, 'apiKey' | 'hmacSecret'> = suite.partner) =>
+    suite.api.signed(credentials, path, forEndpoint(path, payload));
 
   it('answers 404 PARTNER_NOT_FOUND for a partner that does not exist (platform key)', async () => {
-    const platform = await api.createPlatformKey();
+    const platform = await suite.api.createPlatformKey();
 
     const response = await send(body({ partner_id: 'ptr_doesnotexist' }), platform);
 
@@ -46,7 +38,7 @@ describe.each(endpoints)('POST %s', (path) => {
   });
 
   it('answers 403 API_KEY_SCOPE_FORBIDDEN when a partner key names another partner', async () => {
-    const other = await api.createPartner();
+    const other = await suite.api.createPartner();
 
     const response = await send(body({ partner_id: other.partnerId }));
 
@@ -55,14 +47,14 @@ describe.each(endpoints)('POST %s', (path) => {
   });
 
   it('answers 403 PARTNER_NOT_ACTIVE for a suspended partner, and 403 KYC_NOT_APPROVED before KYC approval', async () => {
-    const suspended = await api.createPartner();
-    const suspendedClient = await api.createClient(suspended);
-    await api.admin('PATCH', `/admin/partners/${suspended.partnerId}`, { status: 'suspended' });
-    const unapproved = await api.createPartner({ kyc_status: 'pending' });
-    const unapprovedClient = await api.createClient(unapproved);
+    const suspended = await suite.api.createPartner();
+    const suspendedClient = await suite.api.createClient(suspended);
+    await suite.api.admin('PATCH', `/admin/partners/${suspended.partnerId}`, { status: 'suspended' });
+    const unapproved = await suite.api.createPartner({ kyc_status: 'pending' });
+    const unapprovedClient = await suite.api.createClient(unapproved);
 
-    const notActive = await api.signed(suspended, path, forEndpoint(path, body({ partner_id: suspended.partnerId, client_id: suspendedClient })));
-    const noKyc = await api.signed(unapproved, path, forEndpoint(path, body({ partner_id: unapproved.partnerId, client_id: unapprovedClient })));
+    const notActive = await suite.api.signed(suspended, path, forEndpoint(path, body({ partner_id: suspended.partnerId, client_id: suspendedClient })));
+    const noKyc = await suite.api.signed(unapproved, path, forEndpoint(path, body({ partner_id: unapproved.partnerId, client_id: unapprovedClient })));
 
     expect(notActive.status).toBe(403);
     expect(notActive.body.code).toBe('PARTNER_NOT_ACTIVE');
@@ -71,8 +63,8 @@ describe.each(endpoints)('POST %s', (path) => {
   });
 
   it("answers 404 CLIENT_NOT_FOUND for an unknown client and for another partner's client", async () => {
-    const other = await api.createPartner();
-    const theirClient = await api.createClient(other);
+    const other = await suite.api.createPartner();
+    const theirClient = await suite.api.createClient(other);
 
     const unknown = await send(body({ client_id: 'no-such-merchant' }));
     const foreign = await send(body({ client_id: theirClient }));
@@ -84,8 +76,8 @@ describe.each(endpoints)('POST %s', (path) => {
   });
 
   it('answers 403 CLIENT_NOT_ACTIVE for a suspended or pending_kyc client', async () => {
-    const suspended = await api.createClient(partner, { status: 'suspended' });
-    const pendingKyc = await api.createClient(partner, { status: 'pending_kyc' });
+    const suspended = await suite.api.createClient(suite.partner, { status: 'suspended' });
+    const pendingKyc = await suite.api.createClient(suite.partner, { status: 'pending_kyc' });
 
     for (const client of [suspended, pendingKyc]) {
       const response = await send(body({ client_id: client }));
@@ -120,7 +112,7 @@ describe.each(endpoints)('POST %s', (path) => {
     for (const overrides of [{ amount: 1.005, currency: 'kwd' }, { amount: 500, currency: 'JPY' }, { amount: 999999.99, currency: 'usd' }]) {
       const response = await send(body(overrides));
       expect(response.status).toBe(201);
-      const read = await api.read(partner, `/transactions/${response.body.svc_tx_id}`);
+      const read = await suite.api.read(suite.partner, `/transactions/${response.body.svc_tx_id}`);
       expect(read.body.amount).toBe(overrides.amount);
       expect(read.body.currency).toBe(overrides.currency.toUpperCase());
     }
@@ -135,14 +127,14 @@ describe('checkout-only fields', () => {
     [{ statement_descriptor_suffix: 'x'.repeat(23) }, 'statement_descriptor_suffix'],
     [{ statement_descriptor_suffix: 'ORDER#1' }, 'statement_descriptor_suffix'],
   ])('checkout-intent answers 400 VALIDATION_ERROR for %j', async (overrides, field) => {
-    const response = await api.signed(partner, '/transactions/checkout-intent', body(overrides));
+    const response = await suite.api.signed(suite.partner, '/transactions/checkout-intent', body(overrides));
 
     expect(response.status).toBe(400);
     expect(Object.keys(response.body.details.fieldErrors)).toEqual([field]);
   });
 
   it('initialize refuses checkout-only fields (no intent, no statement descriptor)', async () => {
-    const response = await api.signed(partner, '/transactions/initialize', { ...forEndpoint('/transactions/initialize', body()), statement_descriptor_suffix: 'X' });
+    const response = await suite.api.signed(suite.partner, '/transactions/initialize', { ...forEndpoint('/transactions/initialize', body()), statement_descriptor_suffix: 'X' });
 
     expect(response.status).toBe(400);
     expect(response.body.details.formErrors.join(' ')).toContain('statement_descriptor_suffix');
@@ -160,10 +152,10 @@ describe('auth rows of the transaction mutations', () => {
   it.each([...endpoints, '/transactions/attach-intent'])('%s: API_KEY_INVALID, HMAC_INVALID, IDEMPOTENCY_KEY_MISSING', async (path) => {
     const payload = payloadFor(path);
 
-    const badKey = await api.signed({ apiKey: 'svc_partner_bogus', hmacSecret: partner.hmacSecret }, path, undefined, { rawBody: payload });
-    const badHmac = await api.signed({ apiKey: partner.apiKey, hmacSecret: 'svc_hmac_bogus' }, path, undefined, { rawBody: payload });
-    const noKey = await api.request('POST', path, {
-      headers: { 'content-type': 'application/json', 'x-api-key': partner.apiKey, 'x-svc-hmac': (await import('../support/api')).sign(partner.hmacSecret, payload) },
+    const badKey = await suite.api.signed({ apiKey: 'svc_partner_bogus', hmacSecret: suite.partner.hmacSecret }, path, undefined, { rawBody: payload });
+    const badHmac = await suite.api.signed({ apiKey: suite.partner.apiKey, hmacSecret: 'svc_hmac_bogus' }, path, undefined, { rawBody: payload });
+    const noKey = await suite.api.request('POST', path, {
+      headers: { 'content-type': 'application/json', 'x-api-key': suite.partner.apiKey, 'x-svc-hmac': (await import('../support/api')).sign(suite.partner.hmacSecret, payload) },
       body: payload,
     });
 

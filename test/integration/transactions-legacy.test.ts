@@ -1,27 +1,19 @@
 /** The legacy two-step flow: initialize (no processor call), then attach an intent: initialized -> pending. */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
 import { config } from '../../lib/config';
-import { TestApi, type PartnerCredentials } from '../support/api';
+import { usePartnerSuite } from '../support/api';
 
 const sandboxUrl = new URL(config.PROCESSOR_API_BASE ?? '');
 const stripe = new Stripe(config.PROCESSOR_SECRET_KEY ?? '', { host: sandboxUrl.hostname, port: Number(sandboxUrl.port), protocol: 'http' });
 
-let api: TestApi;
-let partner: PartnerCredentials;
-let clientId: string;
-beforeAll(async () => {
-  api = await TestApi.start();
-  partner = await api.createPartner();
-  clientId = await api.createClient(partner);
-});
-afterAll(() => api.close());
+const suite = usePartnerSuite();
 
-const initialize = (overrides: Record<string, unknown> = {}, credentials = partner) =>
-  api.signed(credentials, '/transactions/initialize', {
-    partner_id: partner.partnerId,
-    client_id: clientId,
+const initialize = (overrides: Record<string, unknown> = {}, credentials = suite.partner) =>
+  suite.api.signed(credentials, '/transactions/initialize', {
+    partner_id: suite.partner.partnerId,
+    client_id: suite.clientId,
     amount: 1500,
     currency: 'JPY',
     partner_reference: `order-${randomUUID()}`,
@@ -32,13 +24,13 @@ const newIntent = (amount = 1500, currency = 'jpy') =>
   stripe.paymentIntents.create({ amount, currency, automatic_payment_methods: { enabled: true } });
 
 const attach = (svcTxId: string, intentId: string, idempotencyKey = `attach-${svcTxId}-${randomUUID()}`) =>
-  api.signed(partner, '/transactions/attach-intent', { svc_tx_id: svcTxId, processor_payment_intent_id: intentId }, { idempotencyKey });
+  suite.api.signed(suite.partner, '/transactions/attach-intent', { svc_tx_id: svcTxId, processor_payment_intent_id: intentId }, { idempotencyKey });
 
 describe('legacy flow', () => {
   it('initialize creates an initialized transaction without any processor intent', async () => {
 
     const response = await initialize({ meta: { basket: 'b-7' } });
-    const read = await api.read(partner, `/transactions/${response.body.svc_tx_id}`);
+    const read = await suite.api.read(suite.partner, `/transactions/${response.body.svc_tx_id}`);
 
     expect(response.status).toBe(201);
     expect(response.body).toEqual({ svc_tx_id: expect.stringMatching(/^svc_tx_[0-9a-z]{24}$/), status: 'initialized' });
@@ -53,7 +45,7 @@ describe('legacy flow', () => {
     const attached = await attach(tx.body.svc_tx_id, intent.id, key);
     const replay = await attach(tx.body.svc_tx_id, intent.id, key);
     const again = await attach(tx.body.svc_tx_id, intent.id);
-    const read = await api.read(partner, `/transactions/${tx.body.svc_tx_id}`);
+    const read = await suite.api.read(suite.partner, `/transactions/${tx.body.svc_tx_id}`);
 
     expect(attached.status).toBe(200);
     expect(attached.body).toEqual({ svc_tx_id: tx.body.svc_tx_id, status: 'pending', processor_payment_intent_id: intent.id });
@@ -82,7 +74,7 @@ describe('legacy flow', () => {
     const tx = await initialize();
 
     const response = await attach(tx.body.svc_tx_id, await intentId());
-    const read = await api.read(partner, `/transactions/${tx.body.svc_tx_id}`);
+    const read = await suite.api.read(suite.partner, `/transactions/${tx.body.svc_tx_id}`);
 
     expect(response.status).toBe(400);
     expect(response.body.code).toBe('VALIDATION_ERROR');
@@ -97,7 +89,7 @@ describe('legacy flow', () => {
     await attach(first.body.svc_tx_id, intent.id);
 
     const response = await attach(second.body.svc_tx_id, intent.id);
-    const read = await api.read(partner, `/transactions/${second.body.svc_tx_id}`);
+    const read = await suite.api.read(suite.partner, `/transactions/${second.body.svc_tx_id}`);
 
     expect(response.status).toBe(400);
     expect(response.body.details.fieldErrors.processor_payment_intent_id).toBeDefined();
@@ -105,10 +97,10 @@ describe('legacy flow', () => {
   });
 
   it("answers 404 TX_NOT_FOUND for an unknown svc_tx_id and for another partner's transaction", async () => {
-    const other = await api.createPartner();
-    const theirs = await api.signed(other, '/transactions/initialize', {
+    const other = await suite.api.createPartner();
+    const theirs = await suite.api.signed(other, '/transactions/initialize', {
       partner_id: other.partnerId,
-      client_id: await api.createClient(other),
+      client_id: await suite.api.createClient(other),
       amount: 10,
       currency: 'USD',
       partner_reference: 'theirs',

@@ -1,24 +1,16 @@
 /** Widget mode (decisions.md §10): the public branding packet and checkout-intent-v2. */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { TestApi, type PartnerCredentials } from '../support/api';
+import { describe, expect, it } from '@jest/globals';
+import { usePartnerSuite } from '../support/api';
 
-let api: TestApi;
-let partner: PartnerCredentials;
-let clientId: string;
-beforeAll(async () => {
-  api = await TestApi.start();
-  partner = await api.createPartner({ name: 'Widget Pay' });
-  clientId = await api.createClient(partner);
-});
-afterAll(() => api.close());
+const suite = usePartnerSuite({ partner: { name: 'Widget Pay' } });
 
 describe('GET /branding/packet', () => {
   it("serves the partner's branding publicly, with CORS, and no secrets", async () => {
-    const patched = await api.admin('PATCH', `/admin/partners/${partner.partnerId}`, {
+    const patched = await suite.api.admin('PATCH', `/admin/partners/${suite.partner.partnerId}`, {
       branding: { display_name: 'Widget Pay Checkout', logo_url: 'https://cdn.example.com/logo.png', brand_color: '#1a2b3c' },
     });
 
-    const packet = await api.request('GET', `/branding/packet?partner_id=${partner.partnerId}&client_id=${clientId}`, {
+    const packet = await suite.api.request('GET', `/branding/packet?partner_id=${suite.partner.partnerId}&client_id=${suite.clientId}`, {
       headers: { origin: 'https://shop.example.com' },
     });
 
@@ -26,8 +18,8 @@ describe('GET /branding/packet', () => {
     expect(packet.status).toBe(200);
     expect(packet.headers.get('access-control-allow-origin')).toBe('*');
     expect(packet.body).toEqual({
-      partner_id: partner.partnerId,
-      client_id: clientId,
+      partner_id: suite.partner.partnerId,
+      client_id: suite.clientId,
       display_name: 'Widget Pay Checkout',
       logo_url: 'https://cdn.example.com/logo.png',
       brand_color: '#1a2b3c',
@@ -36,7 +28,7 @@ describe('GET /branding/packet', () => {
   });
 
   it('answers the CORS preflight', async () => {
-    const preflight = await api.request('OPTIONS', `/branding/packet?partner_id=${partner.partnerId}&client_id=${clientId}`, {
+    const preflight = await suite.api.request('OPTIONS', `/branding/packet?partner_id=${suite.partner.partnerId}&client_id=${suite.clientId}`, {
       headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'GET' },
     });
 
@@ -46,9 +38,9 @@ describe('GET /branding/packet', () => {
   });
 
   it('answers 400 VALIDATION_ERROR without a parameter and 404 for an unknown partner or client, with CORS', async () => {
-    const missing = await api.request('GET', `/branding/packet?partner_id=${partner.partnerId}`);
-    const unknownPartner = await api.request('GET', `/branding/packet?partner_id=ptr_nobody&client_id=${clientId}`);
-    const unknownClient = await api.request('GET', `/branding/packet?partner_id=${partner.partnerId}&client_id=nobody`);
+    const missing = await suite.api.request('GET', `/branding/packet?partner_id=${suite.partner.partnerId}`);
+    const unknownPartner = await suite.api.request('GET', `/branding/packet?partner_id=ptr_nobody&client_id=${suite.clientId}`);
+    const unknownClient = await suite.api.request('GET', `/branding/packet?partner_id=${suite.partner.partnerId}&client_id=nobody`);
 
     expect(missing.status).toBe(400);
     expect(missing.body.details.fieldErrors.client_id).toBeDefined();
@@ -60,16 +52,16 @@ describe('GET /branding/packet', () => {
   });
 
   it("falls back to the partner's name when no branding is set", async () => {
-    const plain = await api.createPartner({ name: 'Plain Pay' });
-    const plainClient = await api.createClient(plain);
+    const plain = await suite.api.createPartner({ name: 'Plain Pay' });
+    const plainClient = await suite.api.createClient(plain);
 
-    const packet = await api.request('GET', `/branding/packet?partner_id=${plain.partnerId}&client_id=${plainClient}`);
+    const packet = await suite.api.request('GET', `/branding/packet?partner_id=${plain.partnerId}&client_id=${plainClient}`);
 
     expect(packet.body).toMatchObject({ display_name: 'Plain Pay', logo_url: null, brand_color: null });
   });
 
   it('refuses bad branding in PATCH /admin/partners', async () => {
-    const response = await api.admin('PATCH', `/admin/partners/${partner.partnerId}`, { branding: { logo_url: 'javascript:alert(1)', brand_color: 'red' } });
+    const response = await suite.api.admin('PATCH', `/admin/partners/${suite.partner.partnerId}`, { branding: { logo_url: 'javascript:alert(1)', brand_color: 'red' } });
 
     expect(response.status).toBe(400);
     expect(Object.keys(response.body.details.fieldErrors)).toEqual(['branding']);
@@ -78,15 +70,15 @@ describe('GET /branding/packet', () => {
 
 describe('POST /transactions/checkout-intent-v2', () => {
   it('answers like checkout-intent plus branding, and is not CORS-enabled', async () => {
-    const response = await api.signed(partner, '/transactions/checkout-intent-v2', {
-      partner_id: partner.partnerId,
-      client_id: clientId,
+    const response = await suite.api.signed(suite.partner, '/transactions/checkout-intent-v2', {
+      partner_id: suite.partner.partnerId,
+      client_id: suite.clientId,
       amount: 20,
       currency: 'EUR',
       email: 'buyer@example.com',
       partner_reference: 'widget-order-1',
     }, { headers: { origin: 'https://shop.example.com' } });
-    const preflight = await api.request('OPTIONS', '/transactions/checkout-intent-v2', { headers: { origin: 'https://shop.example.com' } });
+    const preflight = await suite.api.request('OPTIONS', '/transactions/checkout-intent-v2', { headers: { origin: 'https://shop.example.com' } });
 
     expect(response.status).toBe(201);
     expect(response.body).toEqual({

@@ -3,6 +3,7 @@
  * handlers as AWS) on a free port, against the integration run's DynamoDB Local.
  */
 import { createHmac, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll } from '@jest/globals';
 import { startHttpApi, type HttpApi } from '../../infra/local/http-api';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { config } from '../../lib/config';
@@ -105,4 +106,26 @@ export class TestApi {
     if (key.status !== 201) throw new Error(`key not created: ${JSON.stringify(key.body)}`);
     return { keyId: key.body.key_id, apiKey: key.body.api_key, hmacSecret: key.body.hmac_secret };
   }
+}
+
+export interface PartnerSuite {
+  api: TestApi;
+  partner: PartnerCredentials;
+  /** An active client of `partner`. */
+  clientId: string;
+}
+
+/**
+ * A test file's world: registers `beforeAll`/`afterAll` that start the local API, create a KYC-approved partner
+ * with a key (`partner` overrides its fields) and one active client, and stop the API afterwards.
+ */
+export function usePartnerSuite(options: { partner?: Record<string, unknown> } = {}): PartnerSuite {
+  const suite = {} as PartnerSuite;
+  beforeAll(async () => {
+    suite.api = await TestApi.start();
+    suite.partner = await suite.api.createPartner(options.partner);
+    suite.clientId = await suite.api.createClient(suite.partner);
+  });
+  afterAll(() => suite.api.close());
+  return suite;
 }
