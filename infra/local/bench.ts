@@ -15,8 +15,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { issueLocalAdminToken } from '../lib/auth/admin-token';
-import { loadConfig } from '../lib/config';
+import { issueLocalAdminToken } from '../../lib/auth/admin-token';
+import { loadConfig } from '../../lib/config';
 
 const STARTUP_RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 3);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);

@@ -1,0 +1,70 @@
+import { describe, expect, it } from '@jest/globals';
+import { errors, ServiceError } from '../../lib/domain/errors';
+import { errorResult } from '../../lib/http/response';
+
+/** Every code of interface-spec.md (Errors, Authentication) and decisions.md §2-3, with its HTTP status. */
+const specified: Array<[ServiceError, number, string]> = [
+  [errors.validation({ fieldErrors: { a: ['bad'] }, formErrors: [] }), 400, 'VALIDATION_ERROR'],
+  [errors.idempotencyKeyMissing(), 400, 'IDEMPOTENCY_KEY_MISSING'],
+  [errors.clientFeeBelowSvcFee(1.5), 400, 'CLIENT_FEE_BELOW_SVC_FEE'],
+  [errors.apiKeyMissing(), 401, 'API_KEY_MISSING'],
+  [errors.apiKeyInvalid(), 401, 'API_KEY_INVALID'],
+  [errors.hmacMissing(), 401, 'HMAC_MISSING'],
+  [errors.hmacInvalid(), 401, 'HMAC_INVALID'],
+  [errors.apiKeyScopeForbidden(), 403, 'API_KEY_SCOPE_FORBIDDEN'],
+  [errors.partnerNotActive(), 403, 'PARTNER_NOT_ACTIVE'],
+  [errors.partnerSuspended(), 403, 'PARTNER_SUSPENDED'],
+  [errors.kycNotApproved(), 403, 'KYC_NOT_APPROVED'],
+  [errors.clientNotActive(), 403, 'CLIENT_NOT_ACTIVE'],
+  [errors.clientNotFound(), 404, 'CLIENT_NOT_FOUND'],
+  [errors.txNotFound(), 404, 'TX_NOT_FOUND'],
+  [errors.partnerNotFound(), 404, 'PARTNER_NOT_FOUND'],
+  [errors.batchNotFound(), 404, 'BATCH_NOT_FOUND'],
+  [errors.paymentIntentNotFound(), 404, 'PAYMENT_INTENT_NOT_FOUND'],
+  [errors.notFound(), 404, 'NOT_FOUND'],
+  [errors.methodNotAllowed(['GET']), 405, 'METHOD_NOT_ALLOWED'],
+  [errors.clientExists(), 409, 'CLIENT_EXISTS'],
+  [errors.batchAlreadyPaid(), 409, 'BATCH_ALREADY_PAID'],
+  [errors.batchPayoutInProgress(), 409, 'BATCH_PAYOUT_IN_PROGRESS'],
+  [errors.idempotencyKeyInUse(2), 409, 'IDEMPOTENCY_KEY_IN_USE'],
+  [errors.idempotencyKeyReused(), 422, 'IDEMPOTENCY_KEY_REUSED'],
+  [errors.rateLimited(30), 429, 'RATE_LIMITED'],
+  [errors.payoutFailed(), 502, 'PAYOUT_FAILED'],
+  [errors.processorKeyMissing(), 500, 'PROCESSOR_KEY_MISSING'],
+  [errors.processorPublishableMissing(), 500, 'PROCESSOR_PUBLISHABLE_MISSING'],
+  [errors.processorSignatureMissing(), 400, 'PROCESSOR_SIGNATURE_MISSING'],
+  [errors.processorSignatureInvalid(), 400, 'PROCESSOR_SIGNATURE_INVALID'],
+  [errors.invalidWebhookJson(), 400, 'INVALID_WEBHOOK_JSON'],
+  [errors.missingIntentId(), 400, 'MISSING_INTENT_ID'],
+  [errors.adminTokenInvalid(), 401, 'ADMIN_TOKEN_INVALID'],
+  [errors.adminForbidden(), 403, 'ADMIN_FORBIDDEN'],
+];
+
+describe('domain errors', () => {
+  it.each(specified)('%s answers its specified status and code in the spec body', (error, status, code) => {
+    const result = errorResult(error);
+
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(result.status).toBe(status);
+    expect(result.body).toMatchObject({ code, error: expect.any(String) });
+    expect(Object.keys(result.body as object).sort()).toEqual(code === 'VALIDATION_ERROR' ? ['code', 'details', 'error'] : ['code', 'error']);
+  });
+
+  it('carries Retry-After on 409 IDEMPOTENCY_KEY_IN_USE and 429, rounded up to whole seconds, at least 1', () => {
+    expect(errorResult(errors.idempotencyKeyInUse(0.2)).headers).toEqual({ 'Retry-After': '1' });
+    expect(errorResult(errors.rateLimited(12.1)).headers).toEqual({ 'Retry-After': '13' });
+  });
+
+  it('shows the message of a 4xx and of the named 5xx codes, and a generic one for other 5xx', () => {
+    const internal = new ServiceError(503, 'SOMETHING_INTERNAL', 'db host 10.0.0.5 unreachable');
+
+    expect(errorResult(errors.clientExists()).body).toMatchObject({ error: expect.stringContaining('client_id') });
+    expect(errorResult(errors.processorKeyMissing()).body).toMatchObject({ error: expect.stringContaining('secret key') });
+    expect(JSON.stringify(errorResult(internal).body)).not.toContain('10.0.0.5');
+  });
+
+  it('answers anything that is not a ServiceError with a generic 500', () => {
+    expect(errorResult(new TypeError('x is undefined'))).toEqual({ status: 500, body: { error: 'Internal server error', code: 'INTERNAL_ERROR' } });
+    expect(errorResult('a string')).toEqual({ status: 500, body: { error: 'Internal server error', code: 'INTERNAL_ERROR' } });
+  });
+});
