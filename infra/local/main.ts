@@ -1,10 +1,10 @@
 /**
  * `npm start`: the whole service on this machine (decisions.md §1). Starts DynamoDB Local (data in
- * `.data/dynamodb`, or `--in-memory`), creates the table, then serves the HTTP API on PORT. Ctrl-C (SIGINT)
- * or SIGTERM stops everything, DynamoDB Local's Java process included.
+ * `.data/dynamodb`, or `--in-memory`), creates the table, serves the HTTP API on PORT and runs the sandbox
+ * processor on PROCESSOR_SANDBOX_PORT. Ctrl-C (SIGINT) or SIGTERM stops everything, DynamoDB Local's Java
+ * process included.
  *
- * Components that later issues add (sandbox processor, sandbox rails, webhook queue, settlement timer) start
- * here too, in `startLocalRuntime`.
+ * Components still to come (sandbox rails, webhook queue, settlement timer) start in `startLocalRuntime` too.
  */
 import { join } from 'node:path';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
@@ -51,9 +51,9 @@ async function main(): Promise<void> {
   console.log(
     [
       'Partner payments service is running locally.',
-      `  HTTP API         ${runtime.apiUrl}/api/v1   (health: ${runtime.apiUrl}/api/v1/health)`,
-      `  Sandbox processor ${runtime.processorUrl}   (Stripe API subset; test cards pm_card_visa, pm_card_chargeDeclined)`,
-      `  DynamoDB Local   ${runtime.dynamoEndpoint}   table "${config.TABLE_NAME}", ${inMemory ? 'in memory' : `data in ${join(config.LOCAL_DATA_DIR, 'dynamodb')}`}`,
+      `  HTTP API           ${runtime.apiUrl}/api/v1   (health: ${runtime.apiUrl}/api/v1/health)`,
+      `  Sandbox processor  ${runtime.processorUrl}   (Stripe API subset; test cards pm_card_visa, pm_card_chargeDeclined)`,
+      `  DynamoDB Local     ${runtime.dynamoEndpoint}   table "${config.TABLE_NAME}", ${inMemory ? 'in memory' : `data in ${join(config.LOCAL_DATA_DIR, 'dynamodb')}`}`,
       '',
       'Admin token (12 h; `npm run admin-token` prints a fresh one):',
       `  ${await issueLocalAdminToken(config)}`,
