@@ -16,6 +16,25 @@ function connectionOptions(apiBase: string | undefined) {
   return { host: url.hostname, port: url.port === '' ? (protocol === 'http' ? 80 : 443) : Number(url.port), protocol };
 }
 
+/** Stripe's parameter names -> the request fields partners sent. */
+const FIELD_OF_PARAM: Record<string, string> = {
+  amount: 'amount',
+  currency: 'currency',
+  receipt_email: 'email',
+  statement_descriptor_suffix: 'statement_descriptor_suffix',
+  intent: 'processor_payment_intent_id',
+};
+
+/**
+ * Stripe refused a value the service passed on from the partner (a minimum charge amount, a descriptor Stripe
+ * will not print): that is the caller's input, so a 400 VALIDATION_ERROR on the field, never a 500.
+ */
+function refusedParameter(error: InstanceType<typeof Stripe.errors.StripeInvalidRequestError>): ServiceError | undefined {
+  const field = error.param === undefined ? undefined : FIELD_OF_PARAM[error.param];
+  if (field === undefined) return undefined;
+  return errors.validation({ fieldErrors: { [field]: [`Refused by the card processor: ${error.message}`] }, formErrors: [] }, 'The card processor refused the request');
+}
+
 const toPaymentIntent = (intent: Stripe.PaymentIntent): PaymentIntent => ({
   id: intent.id,
   status: intent.status,
@@ -52,6 +71,7 @@ export function createStripeProcessor(options: StripeProcessorOptions): Processo
       return await request();
     } catch (error) {
       if (error instanceof ServiceError) throw error;
+      if (error instanceof Stripe.errors.StripeInvalidRequestError) throw refusedParameter(error) ?? error;
       // Stripe answered with a failure the request cannot fix: the partner should retry (the 5xx frees its key).
       if (error instanceof Stripe.errors.StripeConnectionError || error instanceof Stripe.errors.StripeAPIError || error instanceof Stripe.errors.StripeRateLimitError) {
         throw errors.processorUnavailable(error);

@@ -154,7 +154,9 @@ export function listTransactions(
 
 /**
  * Records the `svc_tx_id` of a checkout attempt before the processor is called; a retry of the same attempt
- * gets the first one back. A different body under the same key is refused (422), as for idempotency.
+ * (same body) gets the first one back, and with it the processor's idempotency key. A different body under
+ * the same key only gets here when the idempotency step let it through (the earlier attempt failed validation
+ * or with a 5xx, so no transaction was written): it starts a new attempt with a new `svc_tx_id`.
  */
 export async function reserveCheckoutAttempt(
   attempt: { owner: string; endpoint: string; idempotencyKey: string; fingerprint: string },
@@ -162,13 +164,14 @@ export async function reserveCheckoutAttempt(
   nowMs: number,
 ): Promise<string> {
   const key = keys.checkoutAttempt(attempt.owner, attempt.endpoint, attempt.idempotencyKey);
+  const nowSeconds = Math.floor(nowMs / 1000);
   try {
     await documentClient.send(
       new PutCommand({
         TableName: tableName,
-        Item: { ...key, entity: 'checkoutAttempt', svcTxId, fingerprint: attempt.fingerprint, expiresAt: Math.floor(nowMs / 1000) + IDEMPOTENCY_TTL_SECONDS },
-        ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now',
-        ExpressionAttributeValues: { ':now': Math.floor(nowMs / 1000) },
+        Item: { ...key, entity: 'checkoutAttempt', svcTxId, fingerprint: attempt.fingerprint, expiresAt: nowSeconds + IDEMPOTENCY_TTL_SECONDS },
+        ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now OR fingerprint <> :fingerprint',
+        ExpressionAttributeValues: { ':now': nowSeconds, ':fingerprint': attempt.fingerprint },
       }),
     );
     return svcTxId;
@@ -177,6 +180,5 @@ export async function reserveCheckoutAttempt(
   }
   const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
   if (Item === undefined) throw new Error('checkout attempt vanished while being read');
-  if (Item.fingerprint !== attempt.fingerprint) throw errors.idempotencyKeyReused();
   return Item.svcTxId as string;
 }

@@ -178,4 +178,58 @@ describe('POST /transactions/checkout-intent', () => {
     expect(list.body.items).toHaveLength(1);
     expect(list.body.items[0]).toMatchObject({ svcTxId: result.svc_tx_id, processorPaymentIntentId: result.processor_payment_intent_id, status: 'pending' });
   });
+
+  it('answers a value the processor refuses with 400 VALIDATION_ERROR on the field, never a 500', async () => {
+    const refused = processor.createPaymentIntent({
+      svcTxId: `svc_tx_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
+      amountMinor: 100,
+      currency: 'QQQ',
+      receiptEmail: 'buyer@example.com',
+      statementDescriptorSuffix: undefined,
+      metadata: {},
+    });
+
+    await expect(refused).rejects.toMatchObject({ status: 400, code: 'VALIDATION_ERROR', details: { fieldErrors: { currency: [expect.stringContaining('Refused by the card processor')] } } });
+  });
+
+  it('after a refused first attempt, the same idempotency key with a corrected body starts a new attempt', async () => {
+    // Arrange: a processor that refuses the first intent (as Stripe does below its minimum amount)
+    const { errors } = await import('../../lib/domain/errors');
+    let calls = 0;
+    const strict = createHandler({
+      processor: {
+        ...processor,
+        createPaymentIntent: async (intent) => {
+          if (calls++ === 0) throw errors.validation({ fieldErrors: { amount: ['Amount must be at least 0.50 usd'] }, formErrors: [] });
+          return processor.createPaymentIntent(intent);
+        },
+      },
+      transactions: store,
+    });
+    const idempotencyKey = `corrected-${randomUUID()}`;
+    const send = (amount: number) => {
+      const body = JSON.stringify(checkoutBody({ amount, currency: 'USD' }));
+      return strict(
+        httpEvent({
+          method: 'POST',
+          path: '/api/v1/transactions/checkout-intent',
+          body,
+          headers: { 'x-api-key': suite.partner.apiKey, 'x-svc-hmac': sign(suite.partner.hmacSecret, body), 'idempotency-key': idempotencyKey },
+        }),
+        lambdaContext(),
+      );
+    };
+
+    // Act
+    const refused = await send(0.1);
+    const corrected = await send(5);
+
+    // Assert
+    expect(refused.statusCode).toBe(400);
+    expect(JSON.parse(refused.body ?? '').details.fieldErrors.amount).toBeDefined();
+    expect(corrected.statusCode).toBe(201);
+    const intentId = (JSON.parse(corrected.body ?? '') as { processor_payment_intent_id: string }).processor_payment_intent_id;
+    expect(sandbox.intents().find((intent) => intent.id === intentId)?.amount).toBe(500);
+  });
 });
+
