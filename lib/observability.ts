@@ -1,12 +1,26 @@
 /**
  * Logger, tracer and metrics: created once per process (Lambda cold start), shared by every function.
  * Log lines are structured JSON (Powertools); the HTTP chain adds the request id to every line.
+ *
+ * Metrics are CloudWatch embedded-metric-format lines, flushed at the end of each invocation, in AWS only:
+ * locally they would only add noise to `npm start`'s output.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import { config } from './config';
 
 export const logger = new Logger({ serviceName: config.SERVICE_NAME, logLevel: config.LOG_LEVEL });
 export const tracer = new Tracer({ serviceName: config.SERVICE_NAME });
 export const metrics = new Metrics({ serviceName: config.SERVICE_NAME, namespace: 'PartnerPayments' });
+
+const metricsEnabled = config.SVC_RUNTIME === 'aws';
+
+/** Counts one occurrence of a business or error event (no-op locally). */
+export function countMetric(name: string): void {
+  if (metricsEnabled) metrics.addMetric(name, MetricUnit.Count, 1);
+}
+
+/** The chain's metrics step: flush per invocation, cold starts counted (AWS only). */
+export const metricsMiddleware = () => (metricsEnabled ? [logMetrics(metrics, { captureColdStartMetric: true })] : []);

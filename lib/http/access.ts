@@ -11,7 +11,7 @@ import { authenticateAdmin, createAdminTokenVerifier } from '../auth/admin-token
 import { hashApiKey, signatureMatches } from '../auth/credentials';
 import { config } from '../config';
 import { errors, ServiceError } from '../domain/errors';
-import { logger } from '../observability';
+import { countMetric, logger } from '../observability';
 import { SECRET_PURPOSE, secretBox } from '../secrets';
 import { findApiKey } from '../store/api-keys';
 import {
@@ -79,7 +79,10 @@ export function rateLimit(): ChainMiddleware {
       const nowSeconds = Date.now() / 1000;
       const windowStartMinute = Math.floor(nowSeconds / 60);
       const count = await countRequest(ownerOf(caller), windowStartMinute);
-      if (count > limit) throw errors.rateLimited((windowStartMinute + 1) * 60 - nowSeconds);
+      if (count > limit) {
+        countMetric('RateLimited');
+        throw errors.rateLimited((windowStartMinute + 1) * 60 - nowSeconds);
+      }
     },
   };
 }
@@ -141,6 +144,7 @@ export function idempotency(): ChainMiddleware {
       if (existing.fingerprint !== fingerprint) throw errors.idempotencyKeyReused();
       if (existing.status === 'in_progress') throw errors.idempotencyKeyInUse((existing.lockExpiresAt - nowMs) / 1000);
       logger.info('Idempotent replay', { status: existing.response.statusCode });
+      countMetric('IdempotentReplays');
       return replay(existing.response, context.svc.requestId);
     },
     after: async (request: ChainRequest) => {

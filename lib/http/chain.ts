@@ -2,7 +2,7 @@
  * The one middy chain every HTTP function is built with. Order (middy runs `before` in this order and
  * `onError`/`after` in reverse):
  *
- *   1. Powertools logger context (cold start, function name) and tracer segment
+ *   1. Powertools logger context (cold start, function name), tracer segment, metrics flush (AWS)
  *   2. request state: request id, lower-cased headers, exact raw body
  *      (+ CORS on the public routes that ask for it: preflight answered, headers on every response)
  *   3. error mapper (its `onError` runs last: every error becomes the spec's body)
@@ -20,7 +20,7 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { z } from 'zod';
-import { logger, tracer } from '../observability';
+import { logger, metricsMiddleware, tracer } from '../observability';
 import { adminToken, apiKey, hmacSignature, idempotency, idempotencyKeyHeader, rateLimit } from './access';
 import { type ChainMiddleware, cors, errorMapper, jsonBody, requestState, validation } from './middlewares';
 import { toHttpResponse } from './response';
@@ -76,6 +76,7 @@ export function httpRoute<
   return middy<HttpEvent, HttpResponse, Error, ChainContext>(lambdaHandler)
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(metricsMiddleware())
     .use(requestState())
     .use(options.cors === true ? [cors()] : [])
     .use(errorMapper())

@@ -4,7 +4,7 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import { z } from 'zod';
 import { errors, formValidationError } from '../domain/errors';
-import { logger } from '../observability';
+import { countMetric, logger } from '../observability';
 import { errorResult, toHttpResponse } from './response';
 import type { ChainContext, HttpEvent, HttpResponse } from './types';
 
@@ -56,8 +56,13 @@ export const requestState = (): ChainMiddleware => ({
 export const errorMapper = (): ChainMiddleware => ({
   onError: (request: ChainRequest) => {
     const result = errorResult(request.error);
-    if (result.status >= 500) logger.error('Request failed', { error: request.error as Error });
-    else logger.info('Request rejected', { status: result.status, code: (result.body as { code: string }).code });
+    if (result.status >= 500) {
+      logger.error('Request failed', { error: request.error as Error });
+      countMetric('ServerErrors');
+    } else {
+      logger.info('Request rejected', { status: result.status, code: (result.body as { code: string }).code });
+      countMetric('ClientErrors');
+    }
     request.response = toHttpResponse(result, request.context.svc?.requestId ?? request.context.awsRequestId);
   },
 });

@@ -3,6 +3,7 @@
  * and transaction reads (interface-spec.md Endpoints; decisions.md §4-5).
  */
 import { errors } from '../domain/errors';
+import { countMetric } from '../observability';
 import { newId } from '../domain/ids';
 import type { Partner } from '../domain/partner';
 import {
@@ -144,6 +145,7 @@ export async function createCheckoutIntent(
     if (existing?.processorPaymentIntentId !== intent.id) throw error;
     return { partner: payee.partner, transaction: existing, intent, publishableKey };
   }
+  countMetric('CheckoutIntentsCreated');
   return { partner: payee.partner, transaction, intent, publishableKey };
 }
 
