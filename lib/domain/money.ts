@@ -153,6 +153,11 @@ export function percentOf(minor: number, percent: number): number {
   return result;
 }
 
+/** How many decimal places a finite number has, exactly (`0.1 + 0.2` has 17; `1.5e-7` has 8). */
+export function decimalPlaces(value: number): number {
+  return decimalOf(value).scale;
+}
+
 /**
  * The exact decimal value of a finite number's shortest round-trip representation, as `units × 10^-scale`
  * with `scale >= 0`. `String(n)` switches to exponent notation below 1e-6 and from 1e21 (`1e-7`, `1.5e+21`),

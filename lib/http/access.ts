@@ -63,12 +63,22 @@ export function apiKey(options: { partnerOnly: boolean }): ChainMiddleware {
   };
 }
 
-/** Whose quota and whose idempotency keys a request uses: its partner, or the platform key itself. */
-const ownerOf = (caller: Caller): string => {
+/**
+ * The partner a mutation acts for, which owns its rate-limit quota and its idempotency keys (decisions.md §4:
+ * keyed by partner): the key's partner, or for a platform key the body's `partner_id` (read here, before the
+ * body is validated; a body without one stays with the key itself, and fails validation later anyway).
+ */
+function ownerOf(caller: Caller, rawBody: string): string {
   if (caller.kind === 'partner') return caller.partner.partnerId;
-  if (caller.kind === 'platform') return `platform:${caller.keyId}`;
-  throw new Error(`no owner for a ${caller.kind} caller`);
-};
+  if (caller.kind !== 'platform') throw new Error(`no owner for a ${caller.kind} caller`);
+  let partnerId: unknown;
+  try {
+    partnerId = (JSON.parse(rawBody) as { partner_id?: unknown } | null)?.partner_id;
+  } catch {
+    partnerId = undefined;
+  }
+  return typeof partnerId === 'string' && /^[^#\s]{1,64}$/.test(partnerId) ? partnerId : `platform:${caller.keyId}`;
+}
 
 /** Per partner, a fixed one-minute window: 429 RATE_LIMITED with `Retry-After` past the limit. */
 export function rateLimit(): ChainMiddleware {
@@ -78,7 +88,7 @@ export function rateLimit(): ChainMiddleware {
       const limit = (caller.kind === 'partner' ? caller.partner.rateLimitPerMinute : null) ?? config.RATE_LIMIT_PER_MINUTE;
       const nowSeconds = Date.now() / 1000;
       const windowStartMinute = Math.floor(nowSeconds / 60);
-      const count = await countRequest(ownerOf(caller), windowStartMinute);
+      const count = await countRequest(ownerOf(caller, request.context.svc.rawBody), windowStartMinute);
       if (count > limit) {
         countMetric('RateLimited');
         throw errors.rateLimited((windowStartMinute + 1) * 60 - nowSeconds);
@@ -124,8 +134,9 @@ const IDEMPOTENCY_LOCK_MS = 30_000;
 
 /**
  * Replays the first response for a repeated (key, body), refuses a changed body (422) or a concurrent repeat
- * (409 + Retry-After). Stores the outcome of a request that reached its handler; a validation failure or a
- * 5xx releases the key instead, so the caller can correct and retry.
+ * (409 + Retry-After). Stores the outcome the operation reached (2xx, and its business answers such as 409
+ * CLIENT_EXISTS or 404 CLIENT_NOT_FOUND); releases the key instead for what a retry may see differently: a
+ * validation failure, an auth or permission refusal (401/403, e.g. a partner since reactivated), and a 5xx.
  */
 export function idempotency(): ChainMiddleware {
   return {
@@ -133,7 +144,7 @@ export function idempotency(): ChainMiddleware {
       const { event, context } = request;
       const idempotencyKey = event.headers['idempotency-key'] ?? '';
       const fingerprint = createHash('sha256').update(context.svc.rawBody, 'utf8').digest('hex');
-      const lease = { owner: ownerOf(context.svc.caller), endpoint: event.routeKey, idempotencyKey, fingerprint, lockToken: randomUUID() };
+      const lease = { owner: ownerOf(context.svc.caller, context.svc.rawBody), endpoint: event.routeKey, idempotencyKey, fingerprint, lockToken: randomUUID() };
       const nowMs = Date.now();
       const claim = await claimIdempotencyKey({ ...lease, lockMs: IDEMPOTENCY_LOCK_MS, nowMs });
       if (claim.claimed) {
@@ -160,7 +171,8 @@ export function idempotency(): ChainMiddleware {
       if (lease === undefined) return;
       const result = errorResult(request.error);
       const isValidationFailure = request.error instanceof ServiceError && request.error.code === 'VALIDATION_ERROR';
-      if (result.status >= 500 || isValidationFailure) await releaseIdempotencyKey(lease);
+      const isRefusal = result.status === 401 || result.status === 403;
+      if (result.status >= 500 || isValidationFailure || isRefusal) await releaseIdempotencyKey(lease);
       else await completeIdempotencyKey(lease, { statusCode: result.status, body: JSON.stringify(result.body) });
     },
   };

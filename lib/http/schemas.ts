@@ -1,6 +1,7 @@
 /** zod pieces several routes share. */
 import { z } from 'zod';
 import { errors } from '../domain/errors';
+import { decimalPlaces } from '../domain/money';
 import type { Caller } from './types';
 
 /** `limit` (1-200, default 50) and `cursor` of every list (decisions.md §9). */
@@ -17,14 +18,11 @@ export const identifier = (min: number, max: number) =>
     .max(max)
     .regex(/^[^#\s\p{Cc}][^#\p{Cc}]*$/u, 'Must not contain "#", control characters or leading whitespace');
 
-/** Percentages are given as numbers 0-100 (e.g. 2.5 means 2.5 %). */
-export const percentage = z.number().min(0).max(100);
+/** At most `decimals` decimal places, decided exactly on the number's decimal form (see `lib/domain/money`). */
+export const maxDecimals = (decimals: number) => (value: number) => Number.isFinite(value) && decimalPlaces(value) <= decimals;
 
-/** At most `decimals` decimal places (checked on the decimal string, so 0.1 + 0.2 style floats are not an issue). */
-export const maxDecimals = (decimals: number) => (value: number) => {
-  const [, fraction = ''] = String(value).split('.');
-  return !String(value).includes('e') && fraction.length <= decimals;
-};
+/** Percentages are given as numbers 0-100 with at most 4 decimals (e.g. 2.5 means 2.5 %). */
+export const percentage = z.number().min(0).max(100).refine(maxDecimals(4), 'At most 4 decimal places');
 
 /**
  * decisions.md §5: a partner-scoped key acts only for its own partner; naming another partner is 403

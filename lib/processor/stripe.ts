@@ -8,6 +8,7 @@ import Stripe from 'stripe';
 import { errors, ServiceError } from '../domain/errors';
 import type { LoadProcessorKeys } from './keys';
 import type { NewPaymentIntent, PaymentIntent, Processor } from './port';
+import { fromStripeAmount, toStripeAmount } from './stripe-amounts';
 
 function connectionOptions(apiBase: string | undefined) {
   if (apiBase === undefined) return {};
@@ -38,7 +39,7 @@ function refusedParameter(error: InstanceType<typeof Stripe.errors.StripeInvalid
 const toPaymentIntent = (intent: Stripe.PaymentIntent): PaymentIntent => ({
   id: intent.id,
   status: intent.status,
-  amountMinor: intent.amount,
+  amountMinor: fromStripeAmount(intent.amount, intent.currency.toUpperCase()),
   currency: intent.currency.toUpperCase(),
   clientSecret: intent.client_secret ?? '',
 });
@@ -82,11 +83,13 @@ export function createStripeProcessor(options: StripeProcessorOptions): Processo
 
   return {
     createPaymentIntent: (intent: NewPaymentIntent) =>
-      call(async () =>
-        toPaymentIntent(
+      call(async () => {
+        const amount = toStripeAmount(intent.amountMinor, intent.currency);
+        if (!amount.ok) throw errors.validation({ fieldErrors: { amount: [amount.reason] }, formErrors: [] }, amount.reason);
+        return toPaymentIntent(
           await (await stripe()).paymentIntents.create(
             {
-              amount: intent.amountMinor,
+              amount: amount.amount,
               currency: intent.currency.toLowerCase(),
               receipt_email: intent.receiptEmail,
               ...(intent.statementDescriptorSuffix === undefined ? {} : { statement_descriptor_suffix: intent.statementDescriptorSuffix }),
@@ -95,8 +98,8 @@ export function createStripeProcessor(options: StripeProcessorOptions): Processo
             },
             { idempotencyKey: intentIdempotencyKey(intent.svcTxId) },
           ),
-        ),
-      ),
+        );
+      }),
     retrievePaymentIntent: (id: string) =>
       call(async () => {
         try {

@@ -33,7 +33,8 @@ export interface ClaimRequest {
 
 /**
  * Claims the key for this request, or returns the record that holds it. The claim succeeds when no record
- * exists, the record has expired (TTL deletion lags), or an in-flight lease has run out.
+ * exists, the record has expired (TTL deletion lags), or the lease of an in-flight request with the same body
+ * has run out (it died: this retry takes over). A different body never takes a key over: it gets 422.
  */
 export async function claimIdempotencyKey(request: ClaimRequest): Promise<{ claimed: true } | { claimed: false; existing: ExistingRecord }> {
   const nowSeconds = Math.floor(request.nowMs / 1000);
@@ -52,9 +53,14 @@ export async function claimIdempotencyKey(request: ClaimRequest): Promise<{ clai
           expiresAt: nowSeconds + IDEMPOTENCY_TTL_SECONDS,
         },
         ConditionExpression:
-          'attribute_not_exists(pk) OR expiresAt < :nowSeconds OR (#status = :inProgress AND lockExpiresAt < :nowMs)',
+          'attribute_not_exists(pk) OR expiresAt < :nowSeconds OR (#status = :inProgress AND lockExpiresAt < :nowMs AND fingerprint = :fingerprint)',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':nowSeconds': nowSeconds, ':nowMs': request.nowMs, ':inProgress': 'in_progress' },
+        ExpressionAttributeValues: {
+          ':nowSeconds': nowSeconds,
+          ':nowMs': request.nowMs,
+          ':inProgress': 'in_progress',
+          ':fingerprint': request.fingerprint,
+        },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );

@@ -1,8 +1,9 @@
 /**
  * Cursor paging over a Query (decisions.md §9): newest first, `limit` items a page, filter expressions
- * allowed. A page is filled up to `limit` even when a filter drops items, and `next_cursor` is null exactly on
- * the last page (the repository reads one item past the page to know). The cursor is the opaque base64url of
- * the last returned item's key, checked on the way back in so that it can only continue the same list.
+ * allowed. A page is filled up to `limit` even when a filter drops items (up to a bounded number of reads;
+ * past it the page is short and its cursor continues), and `next_cursor` is null exactly on the last page
+ * (the repository reads one item past the page to know). The cursor is the opaque base64url of the last
+ * returned item's key, checked on the way back in so that it can only continue the same list and range.
  */
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { errors } from '../domain/errors';
@@ -28,6 +29,15 @@ export interface PageQuery<T> {
 }
 
 type Key = Record<string, string>;
+
+/** Items read per Query call when a filter expression may drop some. */
+const FILTERED_READ_SIZE = 100;
+/** Query calls per page at most, so a rare filter value cannot keep one request reading for long. */
+const MAX_READS_PER_PAGE = 10;
+
+/** Whether a sort key lies in the query's inclusive range (the upper bound matches as a prefix). */
+const withinRange = (sortKey: string, from: string | undefined, to: string | undefined) =>
+  (from === undefined || sortKey >= from) && (to === undefined || sortKey <= `${to}\uffff`);
 
 const keyNames = (index: PageQuery<unknown>['index']) =>
   index === undefined
@@ -83,21 +93,31 @@ export async function queryPage<T>(query: PageQuery<T>): Promise<Page<T>> {
     query.cursor === undefined
       ? undefined
       : decodeCursor(query.cursor, { names: keyAttributes, partitionName: names.pk, partition: query.partition });
+  if (startKey !== undefined && !withinRange(startKey[names.sk] ?? '', query.sortFrom, query.sortTo)) {
+    throw errors.validation({ fieldErrors: { cursor: ['The cursor does not belong to this query'] }, formErrors: [] });
+  }
+  // Filtered queries read in larger steps (the filter drops items); unfiltered ones read exactly one past the page.
+  const readSize = query.filter === undefined ? query.limit + 1 : Math.max(query.limit + 1, FILTERED_READ_SIZE);
   const raw: Record<string, unknown>[] = [];
-  // One item past the page tells whether another page exists.
-  while (raw.length <= query.limit) {
-    const result = await documentClient.send(
-      new QueryCommand({ ...input, Limit: query.limit + 1 - raw.length, ExclusiveStartKey: startKey }),
-    );
+  let stoppedAt: Key | undefined;
+  for (let reads = 1; raw.length <= query.limit; reads++) {
+    const result = await documentClient.send(new QueryCommand({ ...input, Limit: readSize, ExclusiveStartKey: startKey }));
     raw.push(...(result.Items ?? []));
     startKey = result.LastEvaluatedKey as Key | undefined;
     if (startKey === undefined) break;
+    if (reads === MAX_READS_PER_PAGE) {
+      stoppedAt = startKey;
+      break;
+    }
   }
   const pageItems = raw.slice(0, query.limit);
   const last = pageItems.at(-1);
-  const nextCursor =
-    raw.length > query.limit && last !== undefined
-      ? encodeCursor(Object.fromEntries(keyAttributes.map((name) => [name, String(last[name])])))
-      : null;
+  let nextCursor: string | null = null;
+  if (raw.length > query.limit && last !== undefined) {
+    nextCursor = encodeCursor(Object.fromEntries(keyAttributes.map((name) => [name, String(last[name])])));
+  } else if (stoppedAt !== undefined) {
+    // A very selective filter: the page is short, and the cursor continues where the reading stopped.
+    nextCursor = encodeCursor(stoppedAt);
+  }
   return { items: pageItems.map(query.toItem), nextCursor };
 }

@@ -24,16 +24,21 @@ const toTransaction = (item: Record<string, unknown>): Transaction => ({
   fees: (item.fees as Transaction['fees'] | undefined) ?? null,
   receiptEmail: (item.receiptEmail as string | null | undefined) ?? null,
   statementDescriptorSuffix: (item.statementDescriptorSuffix as string | null | undefined) ?? null,
-  meta: (item.meta as Record<string, unknown> | null | undefined) ?? null,
+  meta: typeof item.metaJson === 'string' ? (JSON.parse(item.metaJson) as Record<string, unknown>) : null,
   createdAt: item.createdAt as string,
   updatedAt: item.updatedAt as string,
 });
 
-const transactionItem = (tx: Transaction) => ({
+/**
+ * `meta` is stored as its JSON text: it comes back exactly as given, and no caller value (deep nesting, numbers
+ * outside DynamoDB's range, empty keys) can make the write fail.
+ */
+const transactionItem = ({ meta, ...tx }: Transaction) => ({
   ...keys.transaction(tx.svcTxId),
   ...keys.transactionIndex(tx.partnerId, tx.svcTxId, tx.createdAt),
   entity: 'transaction',
   ...tx,
+  metaJson: meta === null ? null : JSON.stringify(meta),
 });
 
 const intentLink = (paymentIntentId: string, svcTxId: string) => ({

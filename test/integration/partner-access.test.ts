@@ -107,6 +107,21 @@ describe('partner state', () => {
     expect(afterReactivation.status).toBe(200);
   });
 
+  it('does not store the 403: the same idempotency key works once the partner is active again', async () => {
+    const paused = await suite.api.createPartner();
+    await suite.api.admin('PATCH', `/admin/partners/${paused.partnerId}`, { status: 'suspended' });
+    const key = `paused-${randomUUID()}`;
+    const body = newClient();
+
+    const refused = await suite.api.signed(paused, '/clients', body, { idempotencyKey: key });
+    await suite.api.admin('PATCH', `/admin/partners/${paused.partnerId}`, { status: 'active' });
+    const accepted = await suite.api.signed(paused, '/clients', body, { idempotencyKey: key });
+
+    expect(refused.status).toBe(403);
+    expect(accepted.status).toBe(201);
+    expect(accepted.body.idempotentReplay).toBeUndefined();
+  });
+
   it('answers 404 PARTNER_NOT_FOUND once the partner no longer exists', async () => {
     const gone = await suite.api.createPartner();
     await documentClient.send(new DeleteCommand({ TableName: tableName, Key: keys.partner(gone.partnerId) }));

@@ -183,13 +183,13 @@ describe('POST /transactions/checkout-intent', () => {
     const refused = processor.createPaymentIntent({
       svcTxId: `svc_tx_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
       amountMinor: 100,
-      currency: 'QQQ',
-      receiptEmail: 'buyer@example.com',
+      currency: 'USD',
+      receiptEmail: 'not-an-email',
       statementDescriptorSuffix: undefined,
       metadata: {},
     });
 
-    await expect(refused).rejects.toMatchObject({ status: 400, code: 'VALIDATION_ERROR', details: { fieldErrors: { currency: [expect.stringContaining('Refused by the card processor')] } } });
+    await expect(refused).rejects.toMatchObject({ status: 400, code: 'VALIDATION_ERROR', details: { fieldErrors: { email: [expect.stringContaining('Refused by the card processor')] } } });
   });
 
   it('after a refused first attempt, the same idempotency key with a corrected body starts a new attempt', async () => {

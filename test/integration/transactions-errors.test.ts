@@ -108,14 +108,57 @@ describe.each(endpoints)('POST %s', (path) => {
     expect(Object.keys(response.body.details.fieldErrors)).toContain(field);
   });
 
+  it('keeps any JSON object as meta, exactly: deep nesting, extreme numbers, empty keys', async () => {
+    let deep: Record<string, unknown> = { leaf: true };
+    for (let i = 0; i < 40; i++) deep = { d: deep };
+    const meta = { deep, tiny: 1e-200, huge: 1e200, '': 'empty key', nested: { '': [1, 'two', null] } };
+
+    const response = await send(body({ meta }));
+    const read = await suite.api.read(suite.partner, `/transactions/${response.body.svc_tx_id}`);
+
+    expect(response.status).toBe(201);
+    expect(read.body.meta).toEqual(meta);
+  });
+
   it('accepts amounts at the currency limits: 3 decimals in KWD, whole JPY, lower-case currency', async () => {
-    for (const overrides of [{ amount: 1.005, currency: 'kwd' }, { amount: 500, currency: 'JPY' }, { amount: 999999.99, currency: 'usd' }]) {
+    for (const overrides of [{ amount: 1.25, currency: 'kwd' }, { amount: 500, currency: 'JPY' }, { amount: 999999.99, currency: 'usd' }, { amount: 1500, currency: 'ISK' }]) {
       const response = await send(body(overrides));
       expect(response.status).toBe(201);
       const read = await suite.api.read(suite.partner, `/transactions/${response.body.svc_tx_id}`);
       expect(read.body.amount).toBe(overrides.amount);
       expect(read.body.currency).toBe(overrides.currency.toUpperCase());
     }
+  });
+});
+
+describe('platform keys', () => {
+  it('key idempotency by the partner named in the body: one key may serve two partners', async () => {
+    const platform = await suite.api.createPlatformKey();
+    const other = await suite.api.createPartner();
+    const otherClient = await suite.api.createClient(other);
+    const key = `platform-${randomUUID()}`;
+    const initialize = (partnerId: string, clientId: string) =>
+      suite.api.signed(platform, '/transactions/initialize', { partner_id: partnerId, client_id: clientId, amount: 5, currency: 'USD', partner_reference: 'same-ref' }, { idempotencyKey: key });
+
+    const forA = await initialize(suite.partner.partnerId, suite.clientId);
+    const forB = await initialize(other.partnerId, otherClient);
+    const forAAgain = await initialize(suite.partner.partnerId, suite.clientId);
+
+    expect(forA.status).toBe(201);
+    expect(forB.status).toBe(201);
+    expect(forB.body.svc_tx_id).not.toBe(forA.body.svc_tx_id);
+    expect(forAAgain.body).toEqual({ ...forA.body, idempotentReplay: true });
+  });
+});
+
+describe('amounts the processor cannot take', () => {
+  it('checkout-intent refuses 1.005 KWD (Stripe takes three-decimal amounts in steps of 0.010) with 400 on amount; initialize keeps it', async () => {
+    const checkout = await suite.api.signed(suite.partner, '/transactions/checkout-intent', body({ amount: 1.005, currency: 'KWD' }));
+    const initialize = await suite.api.signed(suite.partner, '/transactions/initialize', forEndpoint('/transactions/initialize', body({ amount: 1.005, currency: 'KWD' })));
+
+    expect(checkout.status).toBe(400);
+    expect(checkout.body.details.fieldErrors.amount).toEqual([expect.stringContaining('0.010')]);
+    expect(initialize.status).toBe(201);
   });
 });
 
