@@ -8,13 +8,12 @@ import { httpRoute } from '../lib/http/chain';
 import { presentBranding } from '../lib/http/presenters';
 import { processor } from '../lib/processor';
 import { getClient } from '../lib/store/clients';
-import { getPartner } from '../lib/store/partners';
+import { getPartner } from '../lib/use-cases/partners';
 
 const Query = z.object({ partner_id: z.string().min(1).max(64), client_id: z.string().min(1).max(128) });
 
 export const handler = httpRoute({ access: 'public', cors: true, query: Query }, async ({ query }) => {
   const partner = await getPartner(query.partner_id);
-  if (partner === undefined) throw errors.partnerNotFound();
   const client = await getClient(partner.partnerId, query.client_id);
   if (client === undefined) throw errors.clientNotFound();
   return {

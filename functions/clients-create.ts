@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { CLIENT_STATUSES } from '../lib/domain/partner';
 import { httpRoute } from '../lib/http/chain';
 import { presentClient } from '../lib/http/presenters';
-import { assertActsFor, identifier, maxDecimals, partnerOf, percentage } from '../lib/http/schemas';
+import { identifier, maxDecimals, partnerOf, percentage } from '../lib/http/schemas';
+import { assertActsFor } from '../lib/use-cases/scope';
 import { registerClient } from '../lib/use-cases/clients';
 
 const Body = z.strictObject({

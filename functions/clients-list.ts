@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { CLIENT_STATUSES } from '../lib/domain/partner';
 import { httpRoute } from '../lib/http/chain';
 import { presentClient, presentPage } from '../lib/http/presenters';
-import { assertActsFor, PageQuery, partnerOf } from '../lib/http/schemas';
+import { PageQuery, partnerOf } from '../lib/http/schemas';
+import { assertActsFor } from '../lib/use-cases/scope';
 import { listClients } from '../lib/use-cases/clients';
 
 const Query = PageQuery.extend({

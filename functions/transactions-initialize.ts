@@ -5,7 +5,7 @@ import { processor } from '../lib/processor';
 import * as transactions from '../lib/store/transactions';
 import { initializeTransaction } from '../lib/use-cases/transactions';
 
-export const handler = httpRoute({ access: 'partner-mutation', body: InitializeBody }, async ({ caller, body }) => {
+export const handler = httpRoute({ access: 'partner-mutation', body: InitializeBody }, async ({ caller, body, idempotency }) => {
   const transaction = await initializeTransaction({ processor, transactions }, caller, {
     partnerId: body.partner_id,
     clientId: body.client_id,
@@ -13,6 +13,6 @@ export const handler = httpRoute({ access: 'partner-mutation', body: InitializeB
     currency: body.currency,
     partnerReference: body.partner_reference,
     meta: body.meta,
-  });
+  }, idempotency);
   return { status: 201, body: { svc_tx_id: transaction.svcTxId, status: transaction.status } };
 });

@@ -74,7 +74,7 @@ export function httpRoute<
   };
 
   return middy<HttpEvent, HttpResponse, Error, ChainContext>(lambdaHandler)
-    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false })) // events carry credentials: never logged
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(metricsMiddleware())
     .use(requestState())

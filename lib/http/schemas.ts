@@ -24,16 +24,6 @@ export const maxDecimals = (decimals: number) => (value: number) => Number.isFin
 /** Percentages are given as numbers 0-100 with at most 4 decimals (e.g. 2.5 means 2.5 %). */
 export const percentage = z.number().min(0).max(100).refine(maxDecimals(4), 'At most 4 decimal places');
 
-/**
- * decisions.md §5: a partner-scoped key acts only for its own partner; naming another partner is 403
- * API_KEY_SCOPE_FORBIDDEN.
- */
-export function assertActsFor(caller: Caller, partnerId: string | undefined): void {
-  if (caller.kind === 'partner' && partnerId !== undefined && partnerId !== caller.partner.partnerId) {
-    throw errors.apiKeyScopeForbidden();
-  }
-}
-
 /** The partner of a partner-scoped caller (the chain guarantees one on `partnerOnly` routes). */
 export function partnerOf(caller: Caller) {
   if (caller.kind !== 'partner') throw errors.apiKeyScopeForbidden('This route needs a partner-scoped API key');

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { normalizeCurrency, parseAmount } from '../domain/money';
 import { TRANSACTION_STATUSES } from '../domain/transaction';
+import { PAYMENT_INTENT_ID } from '../processor/port';
 import type { NewCheckout } from '../use-cases/transactions';
 import { identifier, PageQuery } from './schemas';
 
@@ -68,7 +69,7 @@ export const toNewCheckout = (body: z.output<typeof CheckoutBody>): NewCheckout 
 
 export const AttachIntentBody = z.strictObject({
   svc_tx_id: z.string().min(1).max(64),
-  processor_payment_intent_id: z.string().min(1).max(255),
+  processor_payment_intent_id: z.string().regex(PAYMENT_INTENT_ID, 'Not a payment intent id'),
 });
 
 /** An instant (ISO 8601 date or date-time), normalised to the stored form so that key ranges compare right. */

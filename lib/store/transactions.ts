@@ -1,4 +1,4 @@
-/** Transactions, their payment-intent links and checkout attempts. */
+/** Transactions, their payment-intent links and the attempts that create them. */
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { errors } from '../domain/errors';
 import type { Transaction, TransactionStatus } from '../domain/transaction';
@@ -60,19 +60,53 @@ export class TransactionExists extends Error {
 }
 
 /**
+ * The payment gate, re-checked inside the write (decisions.md §5): the partner still active with KYC approved,
+ * the client still active. Closes the window between the use case's checks and the write.
+ */
+const payeeStillActive = (partnerId: string, clientId: string) => [
+  {
+    ConditionCheck: {
+      TableName: tableName,
+      Key: keys.partner(partnerId),
+      ConditionExpression: '#status = :active AND kycStatus = :approved',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':active': 'active', ':approved': 'approved' },
+    },
+  },
+  {
+    ConditionCheck: {
+      TableName: tableName,
+      Key: keys.client(partnerId, clientId),
+      ConditionExpression: '#status = :active',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':active': 'active' },
+    },
+  },
+];
+
+/** Maps the failed conditions of a write that ends with `payeeStillActive` to the spec's errors. */
+function payeeRefusal(failed: number[], itemCount: number) {
+  if (failed.includes(itemCount - 2)) return errors.partnerNotActive();
+  if (failed.includes(itemCount - 1)) return errors.clientNotActive();
+  return undefined;
+}
+
+/**
  * Writes a new transaction, and, when it has one, the link from its payment intent, in one transaction:
- * both conditional on not existing, so an intent can never belong to two transactions.
+ * both conditional on not existing (an intent can never belong to two transactions), and on the payee still
+ * passing the payment gate.
  */
 export async function createTransaction(tx: Transaction): Promise<Transaction> {
   const items: object[] = [{ Put: { TableName: tableName, Item: transactionItem(tx), ConditionExpression: 'attribute_not_exists(pk)' } }];
   if (tx.processorPaymentIntentId !== null) items.push(intentLink(tx.processorPaymentIntentId, tx.svcTxId));
+  items.push(...payeeStillActive(tx.partnerId, tx.clientId));
   try {
     await documentClient.send(new TransactWriteCommand({ TransactItems: items as never }));
   } catch (error) {
     const failed = failedConditions(error);
     if (failed.includes(0)) throw new TransactionExists(tx.svcTxId);
-    if (failed.includes(1)) throw intentAlreadyLinked();
-    throw error;
+    if (tx.processorPaymentIntentId !== null && failed.includes(1)) throw intentAlreadyLinked();
+    throw payeeRefusal(failed, items.length) ?? error;
   }
   return tx;
 }
@@ -90,32 +124,34 @@ export class TransactionStateConflict extends Error {
 
 /**
  * initialized -> pending with the intent linked: one transaction, conditional on the transaction still being
- * `initialized` and the intent not yet linked anywhere.
+ * `initialized`, the intent not yet linked anywhere, and the payee still passing the payment gate.
  */
-export async function attachPaymentIntent(svcTxId: string, paymentIntentId: string, now: string): Promise<void> {
+export async function attachPaymentIntent(
+  tx: Pick<Transaction, 'svcTxId' | 'partnerId' | 'clientId'>,
+  paymentIntentId: string,
+  now: string,
+): Promise<void> {
+  const items = [
+    {
+      Update: {
+        TableName: tableName,
+        Key: keys.transaction(tx.svcTxId),
+        UpdateExpression: 'SET #status = :pending, processorPaymentIntentId = :intent, updatedAt = :now',
+        ConditionExpression: 'attribute_exists(pk) AND #status = :initialized',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':pending': 'pending', ':initialized': 'initialized', ':intent': paymentIntentId, ':now': now },
+      },
+    },
+    intentLink(paymentIntentId, tx.svcTxId),
+    ...payeeStillActive(tx.partnerId, tx.clientId),
+  ];
   try {
-    await documentClient.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: tableName,
-              Key: keys.transaction(svcTxId),
-              UpdateExpression: 'SET #status = :pending, processorPaymentIntentId = :intent, updatedAt = :now',
-              ConditionExpression: 'attribute_exists(pk) AND #status = :initialized',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':pending': 'pending', ':initialized': 'initialized', ':intent': paymentIntentId, ':now': now },
-            },
-          },
-          intentLink(paymentIntentId, svcTxId),
-        ],
-      }),
-    );
+    await documentClient.send(new TransactWriteCommand({ TransactItems: items as never }));
   } catch (error) {
     const failed = failedConditions(error);
-    if (failed.includes(0)) throw new TransactionStateConflict(svcTxId);
+    if (failed.includes(0)) throw new TransactionStateConflict(tx.svcTxId);
     if (failed.includes(1)) throw intentAlreadyLinked();
-    throw error;
+    throw payeeRefusal(failed, items.length) ?? error;
   }
 }
 
@@ -158,23 +194,24 @@ export function listTransactions(
 }
 
 /**
- * Records the `svc_tx_id` of a checkout attempt before the processor is called; a retry of the same attempt
+ * Records the `svc_tx_id` of an attempt (checkout, initialize) before anything is written or the processor is
+ * called; a retry of the same attempt
  * (same body) gets the first one back, and with it the processor's idempotency key. A different body under
  * the same key only gets here when the idempotency step let it through (the earlier attempt failed validation
  * or with a 5xx, so no transaction was written): it starts a new attempt with a new `svc_tx_id`.
  */
-export async function reserveCheckoutAttempt(
+export async function reserveTransactionAttempt(
   attempt: { owner: string; endpoint: string; idempotencyKey: string; fingerprint: string },
   svcTxId: string,
   nowMs: number,
 ): Promise<string> {
-  const key = keys.checkoutAttempt(attempt.owner, attempt.endpoint, attempt.idempotencyKey);
+  const key = keys.transactionAttempt(attempt.owner, attempt.endpoint, attempt.idempotencyKey);
   const nowSeconds = Math.floor(nowMs / 1000);
   try {
     await documentClient.send(
       new PutCommand({
         TableName: tableName,
-        Item: { ...key, entity: 'checkoutAttempt', svcTxId, fingerprint: attempt.fingerprint, expiresAt: nowSeconds + IDEMPOTENCY_TTL_SECONDS },
+        Item: { ...key, entity: 'transactionAttempt', svcTxId, fingerprint: attempt.fingerprint, expiresAt: nowSeconds + IDEMPOTENCY_TTL_SECONDS },
         ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now OR fingerprint <> :fingerprint',
         ExpressionAttributeValues: { ':now': nowSeconds, ':fingerprint': attempt.fingerprint },
       }),
@@ -184,6 +221,6 @@ export async function reserveCheckoutAttempt(
     if (!isConditionFailure(error)) throw error;
   }
   const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
-  if (Item === undefined) throw new Error('checkout attempt vanished while being read');
+  if (Item === undefined) throw new Error('transaction attempt vanished while being read');
   return Item.svcTxId as string;
 }

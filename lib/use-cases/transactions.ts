@@ -12,17 +12,18 @@ import {
   type Transaction,
 } from '../domain/transaction';
 import type { Caller } from '../http/types';
-import { PAYMENT_INTENT_ID, type PaymentIntent, type Processor } from '../processor/port';
+import type { PaymentIntent, Processor } from '../processor/port';
 import * as clients from '../store/clients';
 import * as partners from '../store/partners';
 import * as transactions from '../store/transactions';
+import { assertActsFor } from './scope';
 
 /** The adapters these use cases call; the handlers pass the real ones, tests may wrap them to inject faults. */
 export interface TransactionDeps {
   processor: Processor;
   transactions: Pick<
     typeof transactions,
-    'createTransaction' | 'getTransaction' | 'attachPaymentIntent' | 'reserveCheckoutAttempt'
+    'createTransaction' | 'getTransaction' | 'attachPaymentIntent' | 'reserveTransactionAttempt'
   >;
 }
 
@@ -40,7 +41,7 @@ export interface NewCheckout extends NewTransaction {
   statementDescriptorSuffix: string | undefined;
 }
 
-/** The idempotency scope of the request (from the chain), which a checkout attempt is keyed by. */
+/** The idempotency scope of the request (from the chain), which a transaction-creating attempt is keyed by. */
 export interface AttemptScope {
   owner: string;
   endpoint: string;
@@ -55,8 +56,8 @@ export interface AttemptScope {
  */
 async function resolvePayee(caller: Caller, partnerId: string, clientId: string) {
   let partner: Partner | undefined;
+  assertActsFor(caller, partnerId);
   if (caller.kind === 'partner') {
-    if (partnerId !== caller.partner.partnerId) throw errors.apiKeyScopeForbidden();
     partner = caller.partner;
   } else {
     partner = await partners.getPartner(partnerId);
@@ -116,7 +117,7 @@ export async function createCheckoutIntent(
   if (attempt === undefined) throw new Error('checkout needs the idempotency step of the chain');
   const payee = await resolvePayee(caller, input.partnerId, input.clientId);
   const publishableKey = await deps.processor.publishableKey();
-  const svcTxId = await deps.transactions.reserveCheckoutAttempt(attempt, newId.svcTx(), Date.now());
+  const svcTxId = await deps.transactions.reserveTransactionAttempt(attempt, newId.svcTx(), Date.now());
   const intent = await deps.processor.createPaymentIntent({
     svcTxId,
     amountMinor: input.amountMinor,
@@ -137,29 +138,44 @@ export async function createCheckoutIntent(
     receiptEmail: input.email,
     statementDescriptorSuffix: input.statementDescriptorSuffix ?? null,
   });
-  try {
-    await deps.transactions.createTransaction(transaction);
-  } catch (error) {
-    if (!(error instanceof transactions.TransactionExists)) throw error;
-    const existing = await deps.transactions.getTransaction(svcTxId);
-    if (existing?.processorPaymentIntentId !== intent.id) throw error;
-    return { partner: payee.partner, transaction: existing, intent, publishableKey };
-  }
-  countMetric('CheckoutIntentsCreated');
-  return { partner: payee.partner, transaction, intent, publishableKey };
+  const written = await writeOnce(deps, transaction);
+  if (written.processorPaymentIntentId !== intent.id) throw new Error(`transaction ${svcTxId} holds another intent`);
+  if (written === transaction) countMetric('CheckoutIntentsCreated');
+  return { partner: payee.partner, transaction: written, intent, publishableKey };
 }
 
-/** POST /transactions/initialize (legacy): the payment gate, then one conditional put; no processor call. */
-export async function initializeTransaction(deps: TransactionDeps, caller: Caller, input: NewTransaction): Promise<Transaction> {
+/**
+ * Writes the attempt's transaction; if an earlier try of the same attempt already wrote it (it crashed before
+ * answering), that transaction is the result: one attempt, one transaction.
+ */
+async function writeOnce(deps: TransactionDeps, transaction: Transaction): Promise<Transaction> {
+  try {
+    return await deps.transactions.createTransaction(transaction);
+  } catch (error) {
+    if (!(error instanceof transactions.TransactionExists)) throw error;
+    const existing = await deps.transactions.getTransaction(transaction.svcTxId);
+    if (existing === undefined) throw error;
+    return existing;
+  }
+}
+
+/**
+ * POST /transactions/initialize (legacy): the payment gate; the attempt's `svc_tx_id` reserved under the
+ * request's idempotency scope (so a retry after a crash cannot make a second transaction); one conditional
+ * write. No processor call.
+ */
+export async function initializeTransaction(
+  deps: TransactionDeps,
+  caller: Caller,
+  input: NewTransaction,
+  attempt: AttemptScope | undefined,
+): Promise<Transaction> {
+  if (attempt === undefined) throw new Error('initialize needs the idempotency step of the chain');
   const payee = await resolvePayee(caller, input.partnerId, input.clientId);
-  return deps.transactions.createTransaction(
-    newTransaction(input, payee, {
-      svcTxId: newId.svcTx(),
-      status: 'initialized',
-      processorPaymentIntentId: null,
-      receiptEmail: null,
-      statementDescriptorSuffix: null,
-    }),
+  const svcTxId = await deps.transactions.reserveTransactionAttempt(attempt, newId.svcTx(), Date.now());
+  return writeOnce(
+    deps,
+    newTransaction(input, payee, { svcTxId, status: 'initialized', processorPaymentIntentId: null, receiptEmail: null, statementDescriptorSuffix: null }),
   );
 }
 
@@ -167,28 +183,33 @@ const invalidIntent = (message: string) =>
   errors.validation({ fieldErrors: { processor_payment_intent_id: [message] }, formErrors: [] }, message);
 
 /** A transaction the caller may see: its own partner's, or any for a platform key; else 404 TX_NOT_FOUND. */
-async function visibleTransaction(deps: TransactionDeps, caller: Caller, svcTxId: string): Promise<Transaction> {
-  const transaction = await deps.transactions.getTransaction(svcTxId);
+async function visibleTransaction(
+  store: Pick<TransactionDeps['transactions'], 'getTransaction'>,
+  caller: Caller,
+  svcTxId: string,
+): Promise<Transaction> {
+  const transaction = await store.getTransaction(svcTxId);
   if (transaction === undefined) throw errors.txNotFound();
   if (caller.kind === 'partner' && transaction.partnerId !== caller.partner.partnerId) throw errors.txNotFound();
   return transaction;
 }
 
 /**
- * POST /transactions/attach-intent (legacy). Steps: the transaction (404 TX_NOT_FOUND); the intent must exist
- * at the processor and match the transaction's amount and currency (400 VALIDATION_ERROR); then
- * initialized -> pending and the intent link in one conditional TransactWriteItems. Attaching the same intent
- * again answers the same result; a transaction past `initialized` is 409 TX_NOT_INITIALIZED.
+ * POST /transactions/attach-intent (legacy). Steps: the transaction (404 TX_NOT_FOUND); the payment gate again
+ * (a partner suspended since `initialize` takes no payment); the intent must exist at the processor and match
+ * the transaction's amount and currency (400 VALIDATION_ERROR); then initialized -> pending and the intent
+ * link in one conditional TransactWriteItems (which re-checks the gate). Attaching the same intent again
+ * answers the same result; a transaction past `initialized` is 409 TX_NOT_INITIALIZED.
  */
 export async function attachIntent(
   deps: TransactionDeps,
   caller: Caller,
   input: { svcTxId: string; paymentIntentId: string },
 ): Promise<Transaction> {
-  const transaction = await visibleTransaction(deps, caller, input.svcTxId);
+  const transaction = await visibleTransaction(deps.transactions, caller, input.svcTxId);
   if (transaction.processorPaymentIntentId === input.paymentIntentId && transaction.status !== 'initialized') return transaction;
   if (transaction.status !== 'initialized') throw errors.txNotInitialized();
-  if (!PAYMENT_INTENT_ID.test(input.paymentIntentId)) throw invalidIntent('Not a payment intent id');
+  await resolvePayee(caller, transaction.partnerId, transaction.clientId);
   const intent = await deps.processor.retrievePaymentIntent(input.paymentIntentId);
   if (intent === undefined) throw invalidIntent('No such payment intent at the processor');
   if (intent.amountMinor !== transaction.amountMinor || intent.currency !== transaction.currency) {
@@ -197,7 +218,7 @@ export async function attachIntent(
   if (intent.status === 'canceled') throw invalidIntent('The payment intent is canceled');
   const now = new Date().toISOString();
   try {
-    await deps.transactions.attachPaymentIntent(transaction.svcTxId, intent.id, now);
+    await deps.transactions.attachPaymentIntent(transaction, intent.id, now);
   } catch (error) {
     if (!(error instanceof transactions.TransactionStateConflict)) throw error;
     // Someone moved it first: answer from what is there now.
@@ -206,7 +227,7 @@ export async function attachIntent(
   return { ...transaction, status: 'pending', processorPaymentIntentId: intent.id, updatedAt: now };
 }
 
-export const getTransactionFor = (deps: TransactionDeps, caller: Caller, svcTxId: string) => visibleTransaction(deps, caller, svcTxId);
+export const getTransactionFor = (caller: Caller, svcTxId: string) => visibleTransaction(transactions, caller, svcTxId);
 
 /** A partner key lists its own partner; a platform key lists all, or one partner with `partner_id`. */
 export function listTransactionsFor(
@@ -215,8 +236,8 @@ export function listTransactionsFor(
   filters: transactions.TransactionFilters,
   page: { limit: number; cursor?: string | undefined },
 ) {
+  assertActsFor(caller, partnerId);
   if (caller.kind === 'partner') {
-    if (partnerId !== undefined && partnerId !== caller.partner.partnerId) throw errors.apiKeyScopeForbidden();
     return transactions.listTransactions(caller.partner.partnerId, filters, page);
   }
   return transactions.listTransactions(partnerId, filters, page);

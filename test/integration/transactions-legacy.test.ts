@@ -115,4 +115,58 @@ describe('legacy flow', () => {
     expect(foreign.status).toBe(404);
     expect(foreign.body.code).toBe('TX_NOT_FOUND');
   });
+
+  it('refuses to attach once the partner is suspended (403 PARTNER_NOT_ACTIVE), leaving the transaction initialized', async () => {
+    const paused = await suite.api.createPartner();
+    const pausedClient = await suite.api.createClient(paused);
+    const tx = await suite.api.signed(paused, '/transactions/initialize', { partner_id: paused.partnerId, client_id: pausedClient, amount: 1500, currency: 'JPY', partner_reference: 'paused' });
+    await suite.api.admin('PATCH', `/admin/partners/${paused.partnerId}`, { status: 'suspended' });
+    const intent = await newIntent();
+
+    const response = await suite.api.signed(paused, '/transactions/attach-intent', { svc_tx_id: tx.body.svc_tx_id, processor_payment_intent_id: intent.id });
+    await suite.api.admin('PATCH', `/admin/partners/${paused.partnerId}`, { status: 'active' });
+    const read = await suite.api.read(paused, `/transactions/${tx.body.svc_tx_id}`);
+
+    expect(response.status).toBe(403);
+    expect(response.body.code).toBe('PARTNER_NOT_ACTIVE');
+    expect(read.body.status).toBe('initialized');
+  });
 });
+
+describe('crash safety of initialize', () => {
+  it('a retry of the same attempt after the write (the answer was lost) gets the same transaction, not a second one', async () => {
+    const { initializeTransaction } = await import('../../lib/use-cases/transactions');
+    const { getPartner } = await import('../../lib/store/partners');
+    const { processor } = await import('../../lib/processor');
+    const store = await import('../../lib/store/transactions');
+    const partner = await getPartner(suite.partner.partnerId);
+    if (partner === undefined) throw new Error('partner missing');
+    const caller = { kind: 'partner' as const, keyId: suite.partner.keyId, partner };
+    const input = { partnerId: partner.partnerId, clientId: suite.clientId, amountMinor: 1500, currency: 'JPY', partnerReference: 'crash-1', meta: undefined };
+    const attempt = { owner: partner.partnerId, endpoint: 'POST /api/v1/transactions/initialize', idempotencyKey: `init-${randomUUID()}`, fingerprint: 'same-body' };
+
+    const first = await initializeTransaction({ processor, transactions: store }, caller, input, attempt);
+    const retry = await initializeTransaction({ processor, transactions: store }, caller, input, attempt);
+    const list = await suite.api.read(suite.partner, '/transactions?partner_reference=crash-1');
+
+    expect(retry.svcTxId).toBe(first.svcTxId);
+    expect(list.body.items).toHaveLength(1);
+  });
+
+  it('re-checks the payment gate inside the write: a suspended partner cannot get a transaction even past the use case', async () => {
+    const { createTransaction } = await import('../../lib/store/transactions');
+    const paused = await suite.api.createPartner();
+    const pausedClient = await suite.api.createClient(paused);
+    await suite.api.admin('PATCH', `/admin/partners/${paused.partnerId}`, { status: 'suspended' });
+    const now = new Date().toISOString();
+
+    const write = createTransaction({
+      id: `txn_${randomUUID()}`, svcTxId: `svc_tx_${randomUUID().replace(/-/g, '').slice(0, 24)}`, partnerId: paused.partnerId, partnerName: 'P',
+      clientId: pausedClient, clientName: 'C', partnerReference: 'race', processorPaymentIntentId: null, amountMinor: 100, currency: 'USD',
+      status: 'initialized', settlementStatus: 'unsettled', fees: null, receiptEmail: null, statementDescriptorSuffix: null, meta: null, createdAt: now, updatedAt: now,
+    });
+
+    await expect(write).rejects.toMatchObject({ code: 'PARTNER_NOT_ACTIVE', status: 403 });
+  });
+});
+
