@@ -7,14 +7,13 @@ import { errors } from '../lib/domain/errors';
 import { httpRoute } from '../lib/http/chain';
 import { presentBranding } from '../lib/http/presenters';
 import { processor } from '../lib/processor';
-import { getClient } from '../lib/store/clients';
-import { getPartner } from '../lib/use-cases/partners';
+import { getPayee } from '../lib/store/payees';
 
 const Query = z.object({ partner_id: z.string().min(1).max(64), client_id: z.string().min(1).max(128) });
 
 export const handler = httpRoute({ access: 'public', cors: true, query: Query }, async ({ query }) => {
-  const partner = await getPartner(query.partner_id);
-  const client = await getClient(partner.partnerId, query.client_id);
+  const { partner, client } = await getPayee(query.partner_id, query.client_id);
+  if (partner === undefined) throw errors.partnerNotFound();
   if (client === undefined) throw errors.clientNotFound();
   return {
     status: 200,

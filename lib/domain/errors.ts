@@ -123,5 +123,9 @@ export const errors = {
   missingIntentId: () => new ServiceError(400, 'MISSING_INTENT_ID', 'The event carries no payment intent id'),
 } as const;
 
-/** A validation error with a single form-level message (malformed JSON, a bad header value). */
+/** A validation error with a single form-level message (malformed JSON). */
 export const formValidationError = (message: string) => errors.validation({ fieldErrors: {}, formErrors: [message] }, message);
+
+/** A validation error on one field (a header, a query parameter, a value the processor refused). */
+export const fieldValidationError = (field: string, message: string, summary = message) =>
+  errors.validation({ fieldErrors: { [field]: [message] }, formErrors: [] }, summary);

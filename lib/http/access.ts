@@ -10,7 +10,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { authenticateAdmin, createAdminTokenVerifier } from '../auth/admin-token';
 import { hashApiKey, signatureMatches } from '../auth/credentials';
 import { config } from '../config';
-import { errors, ServiceError } from '../domain/errors';
+import { errors, fieldValidationError, ServiceError } from '../domain/errors';
 import { countMetric, logger } from '../observability';
 import { SECRET_PURPOSE, secretBox } from '../secrets';
 import { findApiKey } from '../store/api-keys';
@@ -24,7 +24,7 @@ import { getPartner } from '../store/partners';
 import { countRequest } from '../store/rate-limits';
 import type { ChainMiddleware, ChainRequest } from './middlewares';
 import { errorResult, toHttpResponse } from './response';
-import type { Caller } from './types';
+import type { Caller, RequestState } from './types';
 
 /** `Authorization: Bearer <jwt>` with `role: admin`. The verifier is built at cold start. */
 export function adminToken(): ChainMiddleware {
@@ -68,7 +68,12 @@ export function apiKey(options: { partnerOnly: boolean }): ChainMiddleware {
  * keyed by partner): the key's partner, or for a platform key the body's `partner_id` (read here, before the
  * body is validated; a body without one stays with the key itself, and fails validation later anyway).
  */
-function ownerOf(caller: Caller, rawBody: string): string {
+function ownerOf(svc: RequestState): string {
+  svc.owner ??= actingPartner(svc.caller, svc.rawBody);
+  return svc.owner;
+}
+
+function actingPartner(caller: Caller, rawBody: string): string {
   if (caller.kind === 'partner') return caller.partner.partnerId;
   if (caller.kind !== 'platform') throw new Error(`no owner for a ${caller.kind} caller`);
   let partnerId: unknown;
@@ -88,7 +93,7 @@ export function rateLimit(): ChainMiddleware {
       const limit = (caller.kind === 'partner' ? caller.partner.rateLimitPerMinute : null) ?? config.RATE_LIMIT_PER_MINUTE;
       const nowSeconds = Date.now() / 1000;
       const windowStartMinute = Math.floor(nowSeconds / 60);
-      const count = await countRequest(ownerOf(caller, request.context.svc.rawBody), windowStartMinute);
+      const count = await countRequest(ownerOf(request.context.svc), windowStartMinute);
       if (count > limit) {
         countMetric('RateLimited');
         throw errors.rateLimited((windowStartMinute + 1) * 60 - nowSeconds);
@@ -120,10 +125,7 @@ export function idempotencyKeyHeader(): ChainMiddleware {
       const key = request.event.headers['idempotency-key'];
       if (key === undefined || key === '') throw errors.idempotencyKeyMissing();
       if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
-        throw errors.validation(
-          { fieldErrors: { 'idempotency-key': ['Must be 1-255 printable ASCII characters'] }, formErrors: [] },
-          'Invalid idempotency-key header',
-        );
+        throw fieldValidationError('idempotency-key', 'Must be 1-255 printable ASCII characters', 'Invalid idempotency-key header');
       }
     },
   };
@@ -144,7 +146,7 @@ export function idempotency(): ChainMiddleware {
       const { event, context } = request;
       const idempotencyKey = event.headers['idempotency-key'] ?? '';
       const fingerprint = createHash('sha256').update(context.svc.rawBody, 'utf8').digest('hex');
-      const lease = { owner: ownerOf(context.svc.caller, context.svc.rawBody), endpoint: event.routeKey, idempotencyKey, fingerprint, lockToken: randomUUID() };
+      const lease = { owner: ownerOf(context.svc), endpoint: event.routeKey, idempotencyKey, fingerprint, lockToken: randomUUID() };
       const nowMs = Date.now();
       const claim = await claimIdempotencyKey({ ...lease, lockMs: IDEMPOTENCY_LOCK_MS, nowMs });
       if (claim.claimed) {

@@ -24,14 +24,19 @@ import { logger, metricsMiddleware, tracer } from '../observability';
 import { adminToken, apiKey, hmacSignature, idempotency, idempotencyKeyHeader, rateLimit } from './access';
 import { type ChainMiddleware, cors, errorMapper, jsonBody, requestState, validation } from './middlewares';
 import { toHttpResponse } from './response';
-import type { ChainContext, HttpEvent, HttpRequest, HttpResponse, HttpResult } from './types';
+import type { ChainContext, HttpEvent, HttpRequest, HttpResponse, HttpResult, IdempotencyScope } from './types';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
 
 export type Access = 'public' | 'admin' | 'partner-read' | 'partner-mutation';
 
-export interface RouteOptions<B extends z.ZodType | undefined, Q extends z.ZodType | undefined, P extends z.ZodType | undefined> {
-  access: Access;
+export interface RouteOptions<
+  A extends Access,
+  B extends z.ZodType | undefined,
+  Q extends z.ZodType | undefined,
+  P extends z.ZodType | undefined,
+> {
+  access: A;
   /** Public, browser-facing routes: answer CORS preflights and add CORS headers (decisions.md §10). */
   cors?: boolean;
   /** Refuse platform-wide API keys (403 API_KEY_SCOPE_FORBIDDEN): routes that act for the key's own partner. */
@@ -41,27 +46,29 @@ export interface RouteOptions<B extends z.ZodType | undefined, Q extends z.ZodTy
   params?: P;
 }
 
-export type RouteHandler<B, Q, P> = (
-  request: HttpRequest<Infer<B>, Infer<Q>, Infer<P>>,
+/** Partner mutations always run under an idempotency scope; other routes have none. */
+type ScopeOf<A extends Access> = A extends 'partner-mutation' ? IdempotencyScope : undefined;
+
+export type RouteHandler<A extends Access, B, Q, P> = (
+  request: HttpRequest<Infer<B>, Infer<Q>, Infer<P>, ScopeOf<A>>,
 ) => Promise<HttpResult>;
 
 /**
  * Builds a Lambda handler for an HTTP API (payload v2) route: the chain above around `handle`.
  */
 export function httpRoute<
+  A extends Access,
   B extends z.ZodType | undefined = undefined,
   Q extends z.ZodType | undefined = undefined,
   P extends z.ZodType | undefined = undefined,
->(options: RouteOptions<B, Q, P>, handle: RouteHandler<B, Q, P>) {
+>(options: RouteOptions<A, B, Q, P>, handle: RouteHandler<A, B, Q, P>) {
   const lambdaHandler = async (event: HttpEvent, context: ChainContext): Promise<HttpResponse> => {
     const { svc } = context;
+    if (options.access === 'partner-mutation' && svc.idempotency === undefined) throw new Error('a partner mutation ran without its idempotency step');
     const result = await handle({
       requestId: svc.requestId,
       caller: svc.caller,
-      idempotency:
-        svc.idempotency === undefined
-          ? undefined
-          : { owner: svc.idempotency.owner, endpoint: svc.idempotency.endpoint, idempotencyKey: svc.idempotency.idempotencyKey, fingerprint: svc.idempotency.fingerprint },
+      idempotency: (svc.idempotency === undefined ? undefined : scopeOf(svc.idempotency)) as ScopeOf<A>,
       method: event.requestContext.http.method,
       path: event.rawPath,
       body: svc.body as Infer<B>,
@@ -84,6 +91,8 @@ export function httpRoute<
     .use(options.body === undefined ? [] : [jsonBody()])
     .use(validation({ body: options.body, query: options.query, params: options.params }));
 }
+
+const scopeOf = ({ owner, endpoint, idempotencyKey, fingerprint }: IdempotencyScope): IdempotencyScope => ({ owner, endpoint, idempotencyKey, fingerprint });
 
 function accessSteps(options: { access: Access; partnerOnly?: boolean | undefined }): ChainMiddleware[] {
   const partnerOnly = options.partnerOnly ?? false;

@@ -34,6 +34,8 @@ export interface RequestState {
   requestId: string;
   caller: Caller;
   apiKey?: StoredApiKey;
+  /** The partner a mutation acts for (rate limit and idempotency both use it; worked out once). */
+  owner?: string;
   idempotency?: IdempotencyLease;
   /** The exact request body as received (decoded from base64 when API Gateway encoded it). */
   rawBody: string;
@@ -48,12 +50,15 @@ export interface ChainContext extends Context {
   svc: RequestState;
 }
 
+/** The idempotency scope a partner mutation runs under (what use cases key their attempts by). */
+export type IdempotencyScope = Omit<IdempotencyLease, 'lockToken'>;
+
 /** The validated input a handler receives. */
-export interface HttpRequest<TBody, TQuery, TParams> {
+export interface HttpRequest<TBody, TQuery, TParams, TIdempotency = IdempotencyScope | undefined> {
   requestId: string;
   caller: Caller;
-  /** On partner mutations: the idempotency scope this request runs under. */
-  idempotency: Omit<IdempotencyLease, 'lockToken'> | undefined;
+  /** On partner mutations (and only there): the idempotency scope this request runs under. */
+  idempotency: TIdempotency;
   method: string;
   /** The raw request path, e.g. `/api/v1/clients`. */
   path: string;

@@ -5,7 +5,7 @@
  * PROCESSOR_KEY_MISSING) rather than as a crash.
  */
 import Stripe from 'stripe';
-import { errors, ServiceError } from '../domain/errors';
+import { errors, fieldValidationError, ServiceError } from '../domain/errors';
 import type { LoadProcessorKeys } from './keys';
 import type { NewPaymentIntent, PaymentIntent, Processor } from './port';
 import { fromStripeAmount, toStripeAmount } from './stripe-amounts';
@@ -33,7 +33,7 @@ const FIELD_OF_PARAM: Record<string, string> = {
 function refusedParameter(error: InstanceType<typeof Stripe.errors.StripeInvalidRequestError>): ServiceError | undefined {
   const field = error.param === undefined ? undefined : FIELD_OF_PARAM[error.param];
   if (field === undefined) return undefined;
-  return errors.validation({ fieldErrors: { [field]: [`Refused by the card processor: ${error.message}`] }, formErrors: [] }, 'The card processor refused the request');
+  return fieldValidationError(field, `Refused by the card processor: ${error.message}`, 'The card processor refused the request');
 }
 
 const toPaymentIntent = (intent: Stripe.PaymentIntent): PaymentIntent => ({
@@ -85,7 +85,7 @@ export function createStripeProcessor(options: StripeProcessorOptions): Processo
     createPaymentIntent: (intent: NewPaymentIntent) =>
       call(async () => {
         const amount = toStripeAmount(intent.amountMinor, intent.currency);
-        if (!amount.ok) throw errors.validation({ fieldErrors: { amount: [amount.reason] }, formErrors: [] }, amount.reason);
+        if (!amount.ok) throw fieldValidationError('amount', amount.reason);
         return toPaymentIntent(
           await (await stripe()).paymentIntents.create(
             {

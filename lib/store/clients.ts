@@ -7,7 +7,7 @@ import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
 import { type Page, queryPage } from './paging';
 
-const toClient = (item: Record<string, unknown>): Client => ({
+export const toClient = (item: Record<string, unknown>): Client => ({
   id: item.id as string,
   partnerId: item.partnerId as string,
   clientId: item.clientId as string,

@@ -1,4 +1,5 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 
 /** Whether a write failed only because its condition did not hold (single write or transaction). */
 export function isConditionFailure(error: unknown): boolean {
@@ -24,4 +25,13 @@ export async function writeIfCondition(write: Promise<unknown>): Promise<boolean
     if (isConditionFailure(error)) return false;
     throw error;
   }
+}
+
+/**
+ * The item that failed a single write's condition (asked for with `ReturnValuesOnConditionCheckFailure:
+ * 'ALL_OLD'`), as plain values: the exception carries it marshalled. Saves reading it again.
+ */
+export function failedItem(error: unknown): Record<string, unknown> | undefined {
+  if (!(error instanceof ConditionalCheckFailedException) || error.Item === undefined) return undefined;
+  return unmarshall(error.Item);
 }

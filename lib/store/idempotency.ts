@@ -4,7 +4,7 @@
  * request that died mid-flight does not block its key forever. Completing or releasing needs the lease.
  */
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailure, writeIfCondition } from './conditions';
+import { failedItem, writeIfCondition } from './conditions';
 import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
 
@@ -66,29 +66,18 @@ export async function claimIdempotencyKey(request: ClaimRequest): Promise<{ clai
     );
     return { claimed: true };
   } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    const item = (error as { Item?: Record<string, unknown> }).Item;
+    const item = failedItem(error);
     if (item === undefined) throw error;
     return { claimed: false, existing: toExisting(item) };
   }
 }
 
-/** DocumentClient leaves the failed item in marshalled form; read the few attributes we need. */
 function toExisting(item: Record<string, unknown>): ExistingRecord {
-  const value = (name: string) => {
-    const attribute = item[name] as { S?: string; N?: string } | string | number | undefined;
-    if (typeof attribute === 'object' && attribute !== null) return attribute.S ?? attribute.N;
-    return attribute === undefined ? undefined : String(attribute);
-  };
-  const fingerprint = value('fingerprint') ?? '';
-  if (value('status') === 'completed') {
-    return {
-      status: 'completed',
-      fingerprint,
-      response: { statusCode: Number(value('responseStatus')), body: value('responseBody') ?? '' },
-    };
+  const fingerprint = item.fingerprint as string;
+  if (item.status === 'completed') {
+    return { status: 'completed', fingerprint, response: { statusCode: item.responseStatus as number, body: item.responseBody as string } };
   }
-  return { status: 'in_progress', fingerprint, lockExpiresAt: Number(value('lockExpiresAt')) };
+  return { status: 'in_progress', fingerprint, lockExpiresAt: item.lockExpiresAt as number };
 }
 
 type LeaseKey = Pick<ClaimRequest, 'owner' | 'endpoint' | 'idempotencyKey' | 'lockToken'>;

@@ -6,7 +6,7 @@
  * returned item's key, checked on the way back in so that it can only continue the same list and range.
  */
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { errors } from '../domain/errors';
+import { fieldValidationError } from '../domain/errors';
 import { documentClient, tableName } from './dynamo';
 import { PARTITION_KEY, SORT_KEY } from './table';
 
@@ -47,7 +47,7 @@ const keyNames = (index: PageQuery<unknown>['index']) =>
 export const encodeCursor = (key: Key) => Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
 
 function decodeCursor(cursor: string, expected: { names: string[]; partitionName: string; partition: string }): Key {
-  const invalid = () => errors.validation({ fieldErrors: { cursor: ['Invalid cursor'] }, formErrors: [] });
+  const invalid = () => fieldValidationError('cursor', 'Invalid cursor');
   let key: unknown;
   try {
     key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -94,7 +94,7 @@ export async function queryPage<T>(query: PageQuery<T>): Promise<Page<T>> {
       ? undefined
       : decodeCursor(query.cursor, { names: keyAttributes, partitionName: names.pk, partition: query.partition });
   if (startKey !== undefined && !withinRange(startKey[names.sk] ?? '', query.sortFrom, query.sortTo)) {
-    throw errors.validation({ fieldErrors: { cursor: ['The cursor does not belong to this query'] }, formErrors: [] });
+    throw fieldValidationError('cursor', 'The cursor does not belong to this query');
   }
   // Filtered queries read in larger steps (the filter drops items); unfiltered ones read exactly one past the page.
   const readSize = query.filter === undefined ? query.limit + 1 : Math.max(query.limit + 1, FILTERED_READ_SIZE);

@@ -7,7 +7,7 @@ import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
 import { type Page, queryPage } from './paging';
 
-const toPartner = (item: Record<string, unknown>): Partner => ({
+export const toPartner = (item: Record<string, unknown>): Partner => ({
   partnerId: item.partnerId as string,
   name: item.name as string,
   status: item.status as Partner['status'],

@@ -1,8 +1,8 @@
 /** Transactions, their payment-intent links and the attempts that create them. */
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { errors } from '../domain/errors';
+import { errors, fieldValidationError } from '../domain/errors';
 import type { Transaction, TransactionStatus } from '../domain/transaction';
-import { failedConditions, isConditionFailure } from './conditions';
+import { failedConditions, failedItem } from './conditions';
 import { documentClient, tableName } from './dynamo';
 import { IDEMPOTENCY_TTL_SECONDS } from './idempotency';
 import { keys } from './keys';
@@ -50,10 +50,7 @@ const intentLink = (paymentIntentId: string, svcTxId: string) => ({
 });
 
 const intentAlreadyLinked = () =>
-  errors.validation(
-    { fieldErrors: { processor_payment_intent_id: ['This payment intent is already linked to another transaction'] }, formErrors: [] },
-    'Payment intent already linked',
-  );
+  fieldValidationError('processor_payment_intent_id', 'This payment intent is already linked to another transaction', 'Payment intent already linked');
 
 export class TransactionExists extends Error {
   override readonly name = 'TransactionExists';
@@ -214,13 +211,13 @@ export async function reserveTransactionAttempt(
         Item: { ...key, entity: 'transactionAttempt', svcTxId, fingerprint: attempt.fingerprint, expiresAt: nowSeconds + IDEMPOTENCY_TTL_SECONDS },
         ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now OR fingerprint <> :fingerprint',
         ExpressionAttributeValues: { ':now': nowSeconds, ':fingerprint': attempt.fingerprint },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return svcTxId;
   } catch (error) {
-    if (!isConditionFailure(error)) throw error;
+    const existing = failedItem(error);
+    if (existing === undefined) throw error;
+    return existing.svcTxId as string;
   }
-  const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
-  if (Item === undefined) throw new Error('transaction attempt vanished while being read');
-  return Item.svcTxId as string;
 }

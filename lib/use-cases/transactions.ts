@@ -2,7 +2,7 @@
  * Partner use cases for payment collection: the one-call checkout intent, the legacy initialize + attach,
  * and transaction reads (interface-spec.md Endpoints; decisions.md §4-5).
  */
-import { errors } from '../domain/errors';
+import { errors, fieldValidationError } from '../domain/errors';
 import { countMetric } from '../observability';
 import { newId } from '../domain/ids';
 import type { Partner } from '../domain/partner';
@@ -11,10 +11,10 @@ import {
   assertPartnerCanTakePayment,
   type Transaction,
 } from '../domain/transaction';
-import type { Caller } from '../http/types';
+import type { Caller, IdempotencyScope } from '../http/types';
 import type { PaymentIntent, Processor } from '../processor/port';
 import * as clients from '../store/clients';
-import * as partners from '../store/partners';
+import { getPayee } from '../store/payees';
 import * as transactions from '../store/transactions';
 import { assertActsFor } from './scope';
 
@@ -42,12 +42,7 @@ export interface NewCheckout extends NewTransaction {
 }
 
 /** The idempotency scope of the request (from the chain), which a transaction-creating attempt is keyed by. */
-export interface AttemptScope {
-  owner: string;
-  endpoint: string;
-  idempotencyKey: string;
-  fingerprint: string;
-}
+export type AttemptScope = IdempotencyScope;
 
 /**
  * The partner the request acts for: a partner key acts for its own partner only (403 for another, decisions.md
@@ -55,15 +50,14 @@ export interface AttemptScope {
  * found (under that partner: another partner's client is 404), active.
  */
 async function resolvePayee(caller: Caller, partnerId: string, clientId: string) {
-  let partner: Partner | undefined;
   assertActsFor(caller, partnerId);
-  if (caller.kind === 'partner') {
-    partner = caller.partner;
-  } else {
-    partner = await partners.getPartner(partnerId);
-  }
+  // A partner key brought its partner already; a platform key reads partner and client in one BatchGet.
+  const payee =
+    caller.kind === 'partner'
+      ? { partner: caller.partner, client: await clients.getClient(partnerId, clientId) }
+      : await getPayee(partnerId, clientId);
+  const { partner, client } = payee;
   assertPartnerCanTakePayment(partner);
-  const client = await clients.getClient(partner.partnerId, clientId);
   assertClientCanTakePayment(client);
   return { partner, client };
 }
@@ -112,9 +106,8 @@ export async function createCheckoutIntent(
   deps: TransactionDeps,
   caller: Caller,
   input: NewCheckout,
-  attempt: AttemptScope | undefined,
+  attempt: AttemptScope,
 ): Promise<CheckoutResult> {
-  if (attempt === undefined) throw new Error('checkout needs the idempotency step of the chain');
   const payee = await resolvePayee(caller, input.partnerId, input.clientId);
   const publishableKey = await deps.processor.publishableKey();
   const svcTxId = await deps.transactions.reserveTransactionAttempt(attempt, newId.svcTx(), Date.now());
@@ -168,9 +161,8 @@ export async function initializeTransaction(
   deps: TransactionDeps,
   caller: Caller,
   input: NewTransaction,
-  attempt: AttemptScope | undefined,
+  attempt: AttemptScope,
 ): Promise<Transaction> {
-  if (attempt === undefined) throw new Error('initialize needs the idempotency step of the chain');
   const payee = await resolvePayee(caller, input.partnerId, input.clientId);
   const svcTxId = await deps.transactions.reserveTransactionAttempt(attempt, newId.svcTx(), Date.now());
   return writeOnce(
@@ -179,8 +171,7 @@ export async function initializeTransaction(
   );
 }
 
-const invalidIntent = (message: string) =>
-  errors.validation({ fieldErrors: { processor_payment_intent_id: [message] }, formErrors: [] }, message);
+const invalidIntent = (message: string) => fieldValidationError('processor_payment_intent_id', message);
 
 /** A transaction the caller may see: its own partner's, or any for a platform key; else 404 TX_NOT_FOUND. */
 async function visibleTransaction(
