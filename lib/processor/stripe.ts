@@ -6,6 +6,7 @@
  */
 import Stripe from 'stripe';
 import { errors, fieldValidationError, ServiceError } from '../domain/errors';
+import { normalizeCurrency } from '../domain/money';
 import type { LoadProcessorKeys } from './keys';
 import type { NewPaymentIntent, PaymentIntent, Processor } from './port';
 import { fromStripeAmount, toStripeAmount } from './stripe-amounts';
@@ -36,13 +37,17 @@ function refusedParameter(error: InstanceType<typeof Stripe.errors.StripeInvalid
   return fieldValidationError(field, `Refused by the card processor: ${error.message}`, 'The card processor refused the request');
 }
 
-const toPaymentIntent = (intent: Stripe.PaymentIntent): PaymentIntent => ({
-  id: intent.id,
-  status: intent.status,
-  amountMinor: fromStripeAmount(intent.amount, intent.currency.toUpperCase()),
-  currency: intent.currency.toUpperCase(),
-  clientSecret: intent.client_secret ?? '',
-});
+/** An intent in a currency the service does not take has no amount it could match (NaN equals nothing). */
+const toPaymentIntent = (intent: Stripe.PaymentIntent): PaymentIntent => {
+  const currency = normalizeCurrency(intent.currency);
+  return {
+    id: intent.id,
+    status: intent.status,
+    amountMinor: currency === undefined ? Number.NaN : fromStripeAmount(intent.amount, currency),
+    currency: currency ?? intent.currency.toUpperCase(),
+    clientSecret: intent.client_secret ?? '',
+  };
+};
 
 /** Stripe's idempotency key for the intent of one service transaction (derived, so every retry shares it). */
 export const intentIdempotencyKey = (svcTxId: string) => `svc-intent-${svcTxId}`;

@@ -70,6 +70,7 @@ describe('legacy flow', () => {
     ['an intent the processor does not know', async () => 'pi_000000000000000000000000'],
     ['an intent for another amount', async () => (await newIntent(1499)).id],
     ['an intent in another currency', async () => (await newIntent(1500, 'usd')).id],
+    ['an intent in a currency the service does not take', async () => (await newIntent(1500, 'bgn')).id],
   ])('refuses %s with 400 VALIDATION_ERROR and leaves the transaction initialized', async (_name, intentId) => {
     const tx = await initialize();
 
