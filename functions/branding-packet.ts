@@ -3,25 +3,22 @@
  * (the OPTIONS preflight is answered too), so a browser may call it directly; it carries no secrets.
  */
 import { z } from 'zod';
-import { errors } from '../lib/domain/errors';
+import { transactionDeps } from '../lib/adapters';
 import { httpRoute } from '../lib/http/chain';
 import { presentBranding } from '../lib/http/presenters';
-import { processor } from '../lib/processor';
-import { getPayee } from '../lib/store/payees';
+import { getBrandingPacket } from '../lib/use-cases/transactions';
 
 const Query = z.object({ partner_id: z.string().min(1).max(64), client_id: z.string().min(1).max(128) });
 
 export const handler = httpRoute({ access: 'public', cors: true, query: Query }, async ({ query }) => {
-  const { partner, client } = await getPayee(query.partner_id, query.client_id);
-  if (partner === undefined) throw errors.partnerNotFound();
-  if (client === undefined) throw errors.clientNotFound();
+  const { partner, client, publishableKey } = await getBrandingPacket(transactionDeps, query.partner_id, query.client_id);
   return {
     status: 200,
     body: {
       partner_id: partner.partnerId,
       client_id: client.clientId,
       ...presentBranding(partner),
-      processor_publishable_key: await processor.publishableKey(),
+      processor_publishable_key: publishableKey,
     },
   };
 });

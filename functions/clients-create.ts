@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { CLIENT_STATUSES } from '../lib/domain/partner';
 import { httpRoute } from '../lib/http/chain';
 import { presentClient } from '../lib/http/presenters';
-import { identifier, maxDecimals, partnerOf, percentage } from '../lib/http/schemas';
-import { assertActsFor } from '../lib/use-cases/scope';
+import { identifier, maxDecimals, percentage } from '../lib/http/schemas';
 import { registerClient } from '../lib/use-cases/clients';
 
 const Body = z.strictObject({
@@ -20,8 +19,7 @@ const Body = z.strictObject({
 export const handler = httpRoute(
   { access: 'partner-mutation', partnerOnly: true, body: Body },
   async ({ caller, body }) => {
-    assertActsFor(caller, body.partner_id);
-    const client = await registerClient(partnerOf(caller), {
+    const client = await registerClient(caller, body.partner_id, {
       clientId: body.client_id,
       legalName: body.legal_name,
       status: body.status,

@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { CLIENT_STATUSES } from '../lib/domain/partner';
 import { httpRoute } from '../lib/http/chain';
 import { presentClient, presentPage } from '../lib/http/presenters';
-import { PageQuery, partnerOf } from '../lib/http/schemas';
-import { assertActsFor } from '../lib/use-cases/scope';
+import { PageQuery } from '../lib/http/schemas';
 import { listClients } from '../lib/use-cases/clients';
 
 const Query = PageQuery.extend({
@@ -13,7 +12,6 @@ const Query = PageQuery.extend({
 });
 
 export const handler = httpRoute({ access: 'partner-read', partnerOnly: true, query: Query }, async ({ caller, query }) => {
-  assertActsFor(caller, query.partner_id);
-  const page = await listClients(partnerOf(caller), query);
+  const page = await listClients(caller, { ...query, partnerId: query.partner_id });
   return { status: 200, body: presentPage(page, presentClient) };
 });

@@ -1,12 +1,11 @@
 /** POST /api/v1/transactions/attach-intent (legacy): link a processor intent; initialized -> pending. */
 import { httpRoute } from '../lib/http/chain';
 import { AttachIntentBody } from '../lib/http/transaction-schemas';
-import { processor } from '../lib/processor';
-import * as transactions from '../lib/store/transactions';
+import { transactionDeps } from '../lib/adapters';
 import { attachIntent } from '../lib/use-cases/transactions';
 
 export const handler = httpRoute({ access: 'partner-mutation', body: AttachIntentBody }, async ({ caller, body }) => {
-  const transaction = await attachIntent({ processor, transactions }, caller, {
+  const transaction = await attachIntent(transactionDeps, caller, {
     svcTxId: body.svc_tx_id,
     paymentIntentId: body.processor_payment_intent_id,
   });

@@ -5,11 +5,10 @@
 import { httpRoute } from '../lib/http/chain';
 import { presentBranding, presentCheckout } from '../lib/http/presenters';
 import { CheckoutBody, toNewCheckout } from '../lib/http/transaction-schemas';
-import { processor } from '../lib/processor';
-import * as transactions from '../lib/store/transactions';
+import { transactionDeps } from '../lib/adapters';
 import { createCheckoutIntent } from '../lib/use-cases/transactions';
 
 export const handler = httpRoute({ access: 'partner-mutation', body: CheckoutBody }, async ({ caller, body, idempotency }) => {
-  const result = await createCheckoutIntent({ processor, transactions }, caller, toNewCheckout(body), idempotency);
+  const result = await createCheckoutIntent(transactionDeps, caller, toNewCheckout(body), idempotency);
   return { status: 201, body: { ...presentCheckout(result), branding: presentBranding(result.partner) } };
 });

@@ -2,8 +2,7 @@
 import { httpRoute } from '../lib/http/chain';
 import { presentCheckout } from '../lib/http/presenters';
 import { CheckoutBody, toNewCheckout } from '../lib/http/transaction-schemas';
-import { processor } from '../lib/processor';
-import * as transactions from '../lib/store/transactions';
+import { transactionDeps } from '../lib/adapters';
 import { createCheckoutIntent, type TransactionDeps } from '../lib/use-cases/transactions';
 
 /** The handler over given adapters (tests inject faults); `handler` uses the real ones. */
@@ -13,4 +12,4 @@ export const createHandler = (deps: TransactionDeps) =>
     body: presentCheckout(await createCheckoutIntent(deps, caller, toNewCheckout(body), idempotency)),
   }));
 
-export const handler = createHandler({ processor, transactions });
+export const handler = createHandler(transactionDeps);

@@ -1,12 +1,11 @@
 /** POST /api/v1/transactions/initialize (legacy): the transaction only; the intent is attached later. */
 import { httpRoute } from '../lib/http/chain';
 import { InitializeBody } from '../lib/http/transaction-schemas';
-import { processor } from '../lib/processor';
-import * as transactions from '../lib/store/transactions';
+import { transactionDeps } from '../lib/adapters';
 import { initializeTransaction } from '../lib/use-cases/transactions';
 
 export const handler = httpRoute({ access: 'partner-mutation', body: InitializeBody }, async ({ caller, body, idempotency }) => {
-  const transaction = await initializeTransaction({ processor, transactions }, caller, {
+  const transaction = await initializeTransaction(transactionDeps, caller, {
     partnerId: body.partner_id,
     clientId: body.client_id,
     amountMinor: body.amountMinor,

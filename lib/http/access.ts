@@ -10,6 +10,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { authenticateAdmin, createAdminTokenVerifier } from '../auth/admin-token';
 import { hashApiKey, signatureMatches } from '../auth/credentials';
 import { config } from '../config';
+import type { Caller } from '../domain/caller';
 import { errors, fieldValidationError, ServiceError } from '../domain/errors';
 import { countMetric, logger } from '../observability';
 import { SECRET_PURPOSE, secretBox } from '../secrets';
@@ -24,7 +25,7 @@ import { getPartner } from '../store/partners';
 import { countRequest } from '../store/rate-limits';
 import type { ChainMiddleware, ChainRequest } from './middlewares';
 import { errorResult, toHttpResponse } from './response';
-import type { Caller, RequestState } from './types';
+import type { RequestState } from './types';
 
 /** `Authorization: Bearer <jwt>` with `role: admin`. The verifier is built at cold start. */
 export function adminToken(): ChainMiddleware {

@@ -24,7 +24,8 @@ import { logger, metricsMiddleware, tracer } from '../observability';
 import { adminToken, apiKey, hmacSignature, idempotency, idempotencyKeyHeader, rateLimit } from './access';
 import { type ChainMiddleware, cors, errorMapper, jsonBody, requestState, validation } from './middlewares';
 import { toHttpResponse } from './response';
-import type { ChainContext, HttpEvent, HttpRequest, HttpResponse, HttpResult, IdempotencyScope } from './types';
+import type { IdempotencyScope } from '../domain/caller';
+import type { ChainContext, HttpEvent, HttpRequest, HttpResponse, HttpResult } from './types';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
 

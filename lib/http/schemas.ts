@@ -1,8 +1,6 @@
 /** zod pieces several routes share. */
 import { z } from 'zod';
-import { errors } from '../domain/errors';
 import { decimalPlaces } from '../domain/money';
-import type { Caller } from './types';
 
 /** `limit` (1-200, default 50) and `cursor` of every list (decisions.md §9). */
 export const PageQuery = z.object({
@@ -23,9 +21,3 @@ export const maxDecimals = (decimals: number) => (value: number) => Number.isFin
 
 /** Percentages are given as numbers 0-100 with at most 4 decimals (e.g. 2.5 means 2.5 %). */
 export const percentage = z.number().min(0).max(100).refine(maxDecimals(4), 'At most 4 decimal places');
-
-/** The partner of a partner-scoped caller (the chain guarantees one on `partnerOnly` routes). */
-export function partnerOf(caller: Caller) {
-  if (caller.kind !== 'partner') throw errors.apiKeyScopeForbidden('This route needs a partner-scoped API key');
-  return caller.partner;
-}

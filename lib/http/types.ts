@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { Partner } from '../domain/partner';
+import type { Caller, IdempotencyScope } from '../domain/caller';
 import type { StoredApiKey } from '../store/api-keys';
 
 export type HttpEvent = APIGatewayProxyEventV2;
@@ -12,20 +12,8 @@ export interface HttpResult {
   headers?: Record<string, string>;
 }
 
-/** Who is calling, as established by the chain's authentication step. */
-export type Caller =
-  | { kind: 'anonymous' }
-  | { kind: 'admin'; subject: string }
-  | { kind: 'partner'; keyId: string; partner: Partner }
-  | { kind: 'platform'; keyId: string };
-
 /** The idempotency key this request holds (see `access.ts`), until it completes or releases it. */
-export interface IdempotencyLease {
-  owner: string;
-  endpoint: string;
-  idempotencyKey: string;
-  /** SHA-256 of the raw body. */
-  fingerprint: string;
+export interface IdempotencyLease extends IdempotencyScope {
   lockToken: string;
 }
 
@@ -49,9 +37,6 @@ export interface RequestState {
 export interface ChainContext extends Context {
   svc: RequestState;
 }
-
-/** The idempotency scope a partner mutation runs under (what use cases key their attempts by). */
-export type IdempotencyScope = Omit<IdempotencyLease, 'lockToken'>;
 
 /** The validated input a handler receives. */
 export interface HttpRequest<TBody, TQuery, TParams, TIdempotency = IdempotencyScope | undefined> {

@@ -3,6 +3,7 @@
  * A request claims its key with a conditional put; the claim is a lease (`lockToken`, `lockExpiresAt`), so a
  * request that died mid-flight does not block its key forever. Completing or releasing needs the lease.
  */
+import type { IdempotencyScope } from '../domain/caller';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { failedItem, writeIfCondition } from './conditions';
 import { documentClient, tableName } from './dynamo';
@@ -21,11 +22,7 @@ export type ExistingRecord =
   | { status: 'in_progress'; fingerprint: string; lockExpiresAt: number }
   | { status: 'completed'; fingerprint: string; response: StoredResponse };
 
-export interface ClaimRequest {
-  owner: string;
-  endpoint: string;
-  idempotencyKey: string;
-  fingerprint: string;
+export interface ClaimRequest extends IdempotencyScope {
   lockToken: string;
   lockMs: number;
   nowMs: number;

@@ -1,4 +1,5 @@
 /** Transactions, their payment-intent links and the attempts that create them. */
+import type { IdempotencyScope } from '../domain/caller';
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { errors, fieldValidationError } from '../domain/errors';
 import type { Transaction, TransactionStatus } from '../domain/transaction';
@@ -81,11 +82,18 @@ const payeeStillActive = (partnerId: string, clientId: string) => [
   },
 ];
 
-/** Maps the failed conditions of a write that ends with `payeeStillActive` to the spec's errors. */
-function payeeRefusal(failed: number[], itemCount: number) {
-  if (failed.includes(itemCount - 2)) return errors.partnerNotActive();
-  if (failed.includes(itemCount - 1)) return errors.clientNotActive();
-  return undefined;
+/**
+ * Maps a refused payment write (the transaction item first, then the intent link when there is one, then
+ * `payeeStillActive`) to its error: `onTransaction` for the transaction's own condition, else the intent
+ * already linked elsewhere, else the payment gate's codes; anything else is rethrown as it is.
+ */
+function paymentWriteRefusal(error: unknown, items: readonly object[], withIntentLink: boolean, onTransaction: () => Error): Error {
+  const failed = failedConditions(error);
+  if (failed.includes(0)) return onTransaction();
+  if (withIntentLink && failed.includes(1)) return intentAlreadyLinked();
+  if (failed.includes(items.length - 2)) return errors.partnerNotActive();
+  if (failed.includes(items.length - 1)) return errors.clientNotActive();
+  return error as Error;
 }
 
 /**
@@ -100,10 +108,7 @@ export async function createTransaction(tx: Transaction): Promise<Transaction> {
   try {
     await documentClient.send(new TransactWriteCommand({ TransactItems: items as never }));
   } catch (error) {
-    const failed = failedConditions(error);
-    if (failed.includes(0)) throw new TransactionExists(tx.svcTxId);
-    if (tx.processorPaymentIntentId !== null && failed.includes(1)) throw intentAlreadyLinked();
-    throw payeeRefusal(failed, items.length) ?? error;
+    throw paymentWriteRefusal(error, items, tx.processorPaymentIntentId !== null, () => new TransactionExists(tx.svcTxId));
   }
   return tx;
 }
@@ -145,10 +150,7 @@ export async function attachPaymentIntent(
   try {
     await documentClient.send(new TransactWriteCommand({ TransactItems: items as never }));
   } catch (error) {
-    const failed = failedConditions(error);
-    if (failed.includes(0)) throw new TransactionStateConflict(tx.svcTxId);
-    if (failed.includes(1)) throw intentAlreadyLinked();
-    throw payeeRefusal(failed, items.length) ?? error;
+    throw paymentWriteRefusal(error, items, true, () => new TransactionStateConflict(tx.svcTxId));
   }
 }
 
@@ -198,7 +200,7 @@ export function listTransactions(
  * or with a 5xx, so no transaction was written): it starts a new attempt with a new `svc_tx_id`.
  */
 export async function reserveTransactionAttempt(
-  attempt: { owner: string; endpoint: string; idempotencyKey: string; fingerprint: string },
+  attempt: IdempotencyScope,
   svcTxId: string,
   nowMs: number,
 ): Promise<string> {

@@ -1,6 +1,7 @@
 /** Partner use cases: registering and listing the partner's merchants (POST/GET /clients). */
+import { assertActsFor, type Caller, partnerOf } from '../domain/caller';
 import { newId } from '../domain/ids';
-import { assertClientFeeAllowed, assertPartnerNotSuspended, type Client, type ClientStatus, type Partner } from '../domain/partner';
+import { assertClientFeeAllowed, assertPartnerNotSuspended, type Client, type ClientStatus } from '../domain/partner';
 import * as clients from '../store/clients';
 
 export interface NewClient {
@@ -12,17 +13,26 @@ export interface NewClient {
 }
 
 /**
- * Steps: the partner must not be suspended (403); the fee must not undercut the service fee (400); then one
- * conditional put (409 CLIENT_EXISTS if the partner already has this `client_id`).
+ * Steps: the caller must be a partner key (403 for a platform key), acting for its own partner (a `partner_id`
+ * naming another is 403); the partner must not be suspended (403); the fee must not undercut the service fee
+ * (400); then one conditional put (409 CLIENT_EXISTS if the partner already has this `client_id`).
  */
-export async function registerClient(partner: Partner, input: NewClient): Promise<Client> {
+export async function registerClient(caller: Caller, namedPartnerId: string | undefined, input: NewClient): Promise<Client> {
+  const partner = partnerOf(caller);
+  assertActsFor(caller, namedPartnerId);
   assertPartnerNotSuspended(partner);
   assertClientFeeAllowed(partner, input.partnerFeePercentage);
   const now = new Date().toISOString();
   return clients.createClient({ id: newId.client(), partnerId: partner.partnerId, ...input, createdAt: now, updatedAt: now });
 }
 
-export function listClients(partner: Partner, query: { limit: number; cursor?: string | undefined; status?: ClientStatus | undefined }) {
+/** The caller's own merchants, newest first (the same access rules as {@link registerClient}). */
+export function listClients(
+  caller: Caller,
+  query: { partnerId?: string | undefined; limit: number; cursor?: string | undefined; status?: ClientStatus | undefined },
+) {
+  const partner = partnerOf(caller);
+  assertActsFor(caller, query.partnerId);
   assertPartnerNotSuspended(partner);
-  return clients.listClients(partner.partnerId, query);
+  return clients.listClients(partner.partnerId, { limit: query.limit, cursor: query.cursor, status: query.status });
 }

@@ -11,20 +11,24 @@ import {
   assertPartnerCanTakePayment,
   type Transaction,
 } from '../domain/transaction';
-import type { Caller, IdempotencyScope } from '../http/types';
+import { assertActsFor, type Caller, type IdempotencyScope } from '../domain/caller';
 import type { PaymentIntent, Processor } from '../processor/port';
-import * as clients from '../store/clients';
-import { getPayee } from '../store/payees';
+import type * as clients from '../store/clients';
+import type * as payees from '../store/payees';
 import * as transactions from '../store/transactions';
-import { assertActsFor } from './scope';
 
-/** The adapters these use cases call; the handlers pass the real ones, tests may wrap them to inject faults. */
+/**
+ * The adapters these use cases call, wired once in `lib/adapters.ts` (the composition point); tests may wrap
+ * them to inject faults.
+ */
 export interface TransactionDeps {
   processor: Processor;
   transactions: Pick<
     typeof transactions,
-    'createTransaction' | 'getTransaction' | 'attachPaymentIntent' | 'reserveTransactionAttempt'
+    'createTransaction' | 'getTransaction' | 'attachPaymentIntent' | 'reserveTransactionAttempt' | 'listTransactions'
   >;
+  clients: Pick<typeof clients, 'getClient'>;
+  payees: Pick<typeof payees, 'getPayee'>;
 }
 
 export interface NewTransaction {
@@ -49,13 +53,13 @@ export type AttemptScope = IdempotencyScope;
  * §5); a platform key names any partner. Then the payment gate: partner found, active, KYC approved; client
  * found (under that partner: another partner's client is 404), active.
  */
-async function resolvePayee(caller: Caller, partnerId: string, clientId: string) {
+async function resolvePayee(deps: TransactionDeps, caller: Caller, partnerId: string, clientId: string) {
   assertActsFor(caller, partnerId);
   // A partner key brought its partner already; a platform key reads partner and client in one BatchGet.
   const payee =
     caller.kind === 'partner'
-      ? { partner: caller.partner, client: await clients.getClient(partnerId, clientId) }
-      : await getPayee(partnerId, clientId);
+      ? { partner: caller.partner, client: await deps.clients.getClient(partnerId, clientId) }
+      : await deps.payees.getPayee(partnerId, clientId);
   const { partner, client } = payee;
   assertPartnerCanTakePayment(partner);
   assertClientCanTakePayment(client);
@@ -108,7 +112,7 @@ export async function createCheckoutIntent(
   input: NewCheckout,
   attempt: AttemptScope,
 ): Promise<CheckoutResult> {
-  const payee = await resolvePayee(caller, input.partnerId, input.clientId);
+  const payee = await resolvePayee(deps, caller, input.partnerId, input.clientId);
   const publishableKey = await deps.processor.publishableKey();
   const svcTxId = await deps.transactions.reserveTransactionAttempt(attempt, newId.svcTx(), Date.now());
   const intent = await deps.processor.createPaymentIntent({
@@ -163,7 +167,7 @@ export async function initializeTransaction(
   input: NewTransaction,
   attempt: AttemptScope,
 ): Promise<Transaction> {
-  const payee = await resolvePayee(caller, input.partnerId, input.clientId);
+  const payee = await resolvePayee(deps, caller, input.partnerId, input.clientId);
   const svcTxId = await deps.transactions.reserveTransactionAttempt(attempt, newId.svcTx(), Date.now());
   return writeOnce(
     deps,
@@ -200,7 +204,7 @@ export async function attachIntent(
   const transaction = await visibleTransaction(deps.transactions, caller, input.svcTxId);
   if (transaction.processorPaymentIntentId === input.paymentIntentId && transaction.status !== 'initialized') return transaction;
   if (transaction.status !== 'initialized') throw errors.txNotInitialized();
-  await resolvePayee(caller, transaction.partnerId, transaction.clientId);
+  await resolvePayee(deps, caller, transaction.partnerId, transaction.clientId);
   const intent = await deps.processor.retrievePaymentIntent(input.paymentIntentId);
   if (intent === undefined) throw invalidIntent('No such payment intent at the processor');
   if (intent.amountMinor !== transaction.amountMinor || intent.currency !== transaction.currency) {
@@ -218,18 +222,28 @@ export async function attachIntent(
   return { ...transaction, status: 'pending', processorPaymentIntentId: intent.id, updatedAt: now };
 }
 
-export const getTransactionFor = (caller: Caller, svcTxId: string) => visibleTransaction(transactions, caller, svcTxId);
+/** GET /transactions/{svc_tx_id}: the reconcile-by-`svc_tx_id` read (404 for another partner's). */
+export const getTransactionFor = (deps: TransactionDeps, caller: Caller, svcTxId: string) => visibleTransaction(deps.transactions, caller, svcTxId);
 
 /** A partner key lists its own partner; a platform key lists all, or one partner with `partner_id`. */
 export function listTransactionsFor(
+  deps: TransactionDeps,
   caller: Caller,
   partnerId: string | undefined,
   filters: transactions.TransactionFilters,
   page: { limit: number; cursor?: string | undefined },
 ) {
   assertActsFor(caller, partnerId);
-  if (caller.kind === 'partner') {
-    return transactions.listTransactions(caller.partner.partnerId, filters, page);
-  }
-  return transactions.listTransactions(partnerId, filters, page);
+  return deps.transactions.listTransactions(caller.kind === 'partner' ? caller.partner.partnerId : partnerId, filters, page);
+}
+
+/**
+ * GET /branding/packet (widget mode, decisions.md §10): what a partner's checkout widget shows, public and
+ * secret-free. 404 PARTNER_NOT_FOUND / CLIENT_NOT_FOUND; no payment gate (it takes no payment).
+ */
+export async function getBrandingPacket(deps: Pick<TransactionDeps, 'processor' | 'payees'>, partnerId: string, clientId: string) {
+  const { partner, client } = await deps.payees.getPayee(partnerId, clientId);
+  if (partner === undefined) throw errors.partnerNotFound();
+  if (client === undefined) throw errors.clientNotFound();
+  return { partner, client, publishableKey: await deps.processor.publishableKey() };
 }

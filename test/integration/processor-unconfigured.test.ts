@@ -31,15 +31,15 @@ describe('a service without processor keys', () => {
   it('answers 500 PROCESSOR_KEY_MISSING once a publishable key is there but the secret key is not', async () => {
     const { createHandler } = await import('../../functions/transactions-checkout-intent');
     const { createStripeProcessor } = await import('../../lib/processor/stripe');
-    const store = await import('../../lib/store/transactions');
+    const { transactionDeps } = await import('../../lib/adapters');
     const { sign } = await import('../support/api');
     const { httpEvent, lambdaContext } = await import('../support/events');
     const handler = createHandler({
+      ...transactionDeps,
       processor: createStripeProcessor({
         apiBase: undefined,
         loadKeys: async () => ({ secretKey: undefined, publishableKey: 'pk_test_x', webhookSecret: undefined }),
       }),
-      transactions: store,
     });
     const payload = JSON.stringify(body());
 

@@ -37,7 +37,8 @@ process.env.PROCESSOR_API_BASE = sandbox.url;
 process.env.PROCESSOR_SECRET_KEY = SECRET_KEY;
 const { usePartnerSuite } = await import('../support/api');
 const { createHandler } = await import('../../functions/transactions-checkout-intent');
-const { processor } = await import('../../lib/processor');
+const { transactionDeps } = await import('../../lib/adapters');
+const { processor } = transactionDeps;
 const store = await import('../../lib/store/transactions');
 const { sign } = await import('../support/api');
 const { httpEvent, lambdaContext } = await import('../support/events');
@@ -143,7 +144,7 @@ describe('POST /transactions/checkout-intent', () => {
     // Arrange: the real handler, whose transaction write fails once (the injected fault)
     let failures = 0;
     const faulty = createHandler({
-      processor,
+      ...transactionDeps,
       transactions: {
         ...store,
         createTransaction: async (tx) => {
@@ -197,6 +198,7 @@ describe('POST /transactions/checkout-intent', () => {
     const { errors } = await import('../../lib/domain/errors');
     let calls = 0;
     const strict = createHandler({
+      ...transactionDeps,
       processor: {
         ...processor,
         createPaymentIntent: async (intent) => {
@@ -204,7 +206,6 @@ describe('POST /transactions/checkout-intent', () => {
           return processor.createPaymentIntent(intent);
         },
       },
-      transactions: store,
     });
     const idempotencyKey = `corrected-${randomUUID()}`;
     const send = (amount: number) => {

@@ -138,16 +138,15 @@ describe('crash safety of initialize', () => {
   it('a retry of the same attempt after the write (the answer was lost) gets the same transaction, not a second one', async () => {
     const { initializeTransaction } = await import('../../lib/use-cases/transactions');
     const { getPartner } = await import('../../lib/store/partners');
-    const { processor } = await import('../../lib/processor');
-    const store = await import('../../lib/store/transactions');
+    const { transactionDeps } = await import('../../lib/adapters');
     const partner = await getPartner(suite.partner.partnerId);
     if (partner === undefined) throw new Error('partner missing');
     const caller = { kind: 'partner' as const, keyId: suite.partner.keyId, partner };
     const input = { partnerId: partner.partnerId, clientId: suite.clientId, amountMinor: 1500, currency: 'JPY', partnerReference: 'crash-1', meta: undefined };
     const attempt = { owner: partner.partnerId, endpoint: 'POST /api/v1/transactions/initialize', idempotencyKey: `init-${randomUUID()}`, fingerprint: 'same-body' };
 
-    const first = await initializeTransaction({ processor, transactions: store }, caller, input, attempt);
-    const retry = await initializeTransaction({ processor, transactions: store }, caller, input, attempt);
+    const first = await initializeTransaction(transactionDeps, caller, input, attempt);
+    const retry = await initializeTransaction(transactionDeps, caller, input, attempt);
     const list = await suite.api.read(suite.partner, '/transactions?partner_reference=crash-1');
 
     expect(retry.svcTxId).toBe(first.svcTxId);
