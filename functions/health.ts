@@ -1,6 +1,18 @@
-/** GET /api/v1/health: liveness of the API. Locally the server only listens once the table is ready. */
+/**
+ * GET (and HEAD) /api/v1/health: 200 `{ status: "ok", checks }` while every dependency answers, else 503
+ * naming the failing check (decisions.md §3), so a load balancer or `npm start`'s user sees a dead DynamoDB
+ * instead of a service that answers 500 to everything.
+ */
 import { httpRoute } from '../lib/http/chain';
+import { checkProcessor } from '../lib/processor/health';
+import { tableCheck } from '../lib/store/health';
+import { checkHealth, type HealthCheck } from '../lib/use-cases/health';
 
-export const checkHealth = async () => ({ status: 200, body: { status: 'ok' } });
+/** The handler over given checks (tests inject failing ones); `handler` checks the real dependencies. */
+export const createHandler = (checks: { dynamodb: HealthCheck; processor: HealthCheck }) =>
+  httpRoute({ access: 'public' }, async () => {
+    const report = await checkHealth(checks);
+    return { status: report.status === 'ok' ? 200 : 503, body: report, headers: { 'cache-control': 'no-store' } };
+  });
 
-export const handler = httpRoute({ access: 'public' }, checkHealth);
+export const handler = createHandler({ dynamodb: tableCheck(), processor: checkProcessor });

@@ -9,7 +9,7 @@
 
 export const API_PREFIX = '/api/v1';
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'OPTIONS';
+export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
 /** What a function may touch in AWS; the API stack grants exactly this (least privilege). */
 export interface RouteAccess {
@@ -18,6 +18,8 @@ export interface RouteAccess {
   kms?: ReadonlyArray<'encrypt' | 'decrypt'>;
   /** Reads the processor keys (Secrets Manager in AWS). */
   processorKeys?: boolean;
+  /** Pages a list: reads the key that seals its cursors (Secrets Manager in AWS). */
+  cursorKey?: boolean;
 }
 
 export interface RouteDefinition {
@@ -29,17 +31,20 @@ export interface RouteDefinition {
 }
 
 const read: RouteAccess = { table: 'read' };
+/** Lists: a read that seals and opens paging cursors. */
+const list: RouteAccess = { ...read, cursorKey: true };
 const readWrite: RouteAccess = { table: 'readWrite' };
 /** Partner mutations: API key lookup, rate-limit counter, HMAC secret (sealed), idempotency record. */
 const partnerMutation: RouteAccess = { table: 'readWrite', kms: ['decrypt'] };
 /** ... that also calls the processor. */
 const paymentMutation: RouteAccess = { ...partnerMutation, processorKeys: true };
 
-export const routes: readonly RouteDefinition[] = [
-  { name: 'health', method: 'GET', path: `${API_PREFIX}/health`, access: {} },
+const declaredRoutes: readonly RouteDefinition[] = [
+  // Health reads the table's description and the processor keys (to tell they are configured).
+  { name: 'health', method: 'GET', path: `${API_PREFIX}/health`, access: { table: 'read', processorKeys: true } },
 
   { name: 'admin-partners-create', method: 'POST', path: `${API_PREFIX}/admin/partners`, access: readWrite },
-  { name: 'admin-partners-list', method: 'GET', path: `${API_PREFIX}/admin/partners`, access: read },
+  { name: 'admin-partners-list', method: 'GET', path: `${API_PREFIX}/admin/partners`, access: list },
   { name: 'admin-partners-get', method: 'GET', path: `${API_PREFIX}/admin/partners/{partner_id}`, access: read },
   { name: 'admin-partners-update', method: 'PATCH', path: `${API_PREFIX}/admin/partners/{partner_id}`, access: readWrite },
   {
@@ -52,17 +57,29 @@ export const routes: readonly RouteDefinition[] = [
   { name: 'admin-api-keys-delete', method: 'DELETE', path: `${API_PREFIX}/admin/api-keys/{key_id}`, access: readWrite },
 
   { name: 'clients-create', method: 'POST', path: `${API_PREFIX}/clients`, access: partnerMutation },
-  { name: 'clients-list', method: 'GET', path: `${API_PREFIX}/clients`, access: read },
+  { name: 'clients-list', method: 'GET', path: `${API_PREFIX}/clients`, access: list },
 
   { name: 'transactions-checkout-intent', method: 'POST', path: `${API_PREFIX}/transactions/checkout-intent`, access: paymentMutation },
   { name: 'transactions-checkout-intent-v2', method: 'POST', path: `${API_PREFIX}/transactions/checkout-intent-v2`, access: paymentMutation },
   { name: 'transactions-initialize', method: 'POST', path: `${API_PREFIX}/transactions/initialize`, access: partnerMutation },
   { name: 'transactions-attach-intent', method: 'POST', path: `${API_PREFIX}/transactions/attach-intent`, access: paymentMutation },
-  { name: 'transactions-list', method: 'GET', path: `${API_PREFIX}/transactions`, access: read },
+  { name: 'transactions-list', method: 'GET', path: `${API_PREFIX}/transactions`, access: list },
   { name: 'transactions-get', method: 'GET', path: `${API_PREFIX}/transactions/{svc_tx_id}`, access: read },
 
   { name: 'branding-packet', method: 'GET', path: `${API_PREFIX}/branding/packet`, access: { table: 'read', processorKeys: true } },
   { name: 'branding-packet', method: 'OPTIONS', path: `${API_PREFIX}/branding/packet`, access: { table: 'read', processorKeys: true } },
+];
+
+/**
+ * Every route, plus a HEAD route beside each GET route, to the same function: HTTP says a server that
+ * answers GET answers HEAD (the same status and headers, no body), and API Gateway's HTTP API does not map
+ * HEAD to a GET route by itself (it would fall through to `$default`, a 405). The function runs as for GET;
+ * HTTP forbids a body in a HEAD response, so the server in front drops it: API Gateway in AWS, Node's HTTP
+ * server locally (which keeps GET's `content-length`).
+ */
+export const routes: readonly RouteDefinition[] = [
+  ...declaredRoutes,
+  ...declaredRoutes.filter((route) => route.method === 'GET').map((route): RouteDefinition => ({ ...route, method: 'HEAD' })),
 ];
 
 /**
@@ -93,7 +110,7 @@ const compiled = routes.map((route) => {
 });
 
 /** Like API Gateway: percent-decoded, but a malformed escape (`%ZZ`) is passed through as it is, not an error. */
-function decodePathSegment(segment: string): string {
+export function decodePathSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {

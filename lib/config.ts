@@ -55,6 +55,8 @@ const schema = z.object({
   PROCESSOR_API_BASE: z.url({ error: 'expected a URL' }).optional(),
   /** AWS: the Secrets Manager secret holding the processor keys (replaces the three PROCESSOR_* keys). */
   PROCESSOR_SECRET_ARN: z.string().min(1).optional(),
+  /** AWS: the Secrets Manager secret that seals paging cursors (list functions only); locally a key file. */
+  CURSOR_SECRET_ARN: z.string().min(1).optional(),
   PROCESSOR_FEE_PERCENT: percent,
   WEBHOOK_RETRY_BASE_MS: z.coerce.number({ error: 'expected milliseconds' }).int('expected whole milliseconds').min(1).max(3_600_000),
   WEBHOOK_QUEUE_URL: z.url({ error: 'expected a URL' }).optional(),
@@ -83,7 +85,7 @@ const sharedDefaults: Env = {
   LOCAL_DATA_DIR: '.data',
 };
 
-/** Defaults for `npm start` on a fresh machine: sandbox processor, DynamoDB Local, a local admin secret. */
+/** Defaults for `npm start` on a fresh machine: sandbox processor, DynamoDB Local, local admin token settings. */
 function localDefaults(env: Env): Env {
   const dynamoPort = env.DYNAMODB_LOCAL_PORT ?? sharedDefaults.DYNAMODB_LOCAL_PORT;
   const processorPort = env.PROCESSOR_SANDBOX_PORT ?? sharedDefaults.PROCESSOR_SANDBOX_PORT;
@@ -92,6 +94,9 @@ function localDefaults(env: Env): Env {
     TABLE_NAME: 'partner-payments',
     DYNAMODB_ENDPOINT: `http://127.0.0.1:${dynamoPort}`,
     ADMIN_JWT_SECRET: 'local-admin-jwt-secret-not-for-production-use',
+    // Checked locally as in AWS, so a token minted for anything else is refused here too.
+    ADMIN_JWT_ISSUER: 'partner-payments-local',
+    ADMIN_JWT_AUDIENCE: 'partner-payments-admin',
     PROCESSOR_SECRET_KEY: 'sk_test_sandbox_local',
     PROCESSOR_PUBLISHABLE_KEY: 'pk_test_sandbox_local',
     PROCESSOR_WEBHOOK_SECRET: 'whsec_sandbox_local',

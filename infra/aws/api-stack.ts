@@ -19,6 +19,8 @@ export interface ApiStackProps extends StackProps {
   table: ITableV2;
   secretsKey: IKey;
   processorSecret: ISecret;
+  /** The key that seals paging cursors; only list functions may read it. */
+  cursorSecret: ISecret;
   /** Admin bearer token verification (decisions.md §2); unset, the admin functions refuse to start. */
   adminAuth?: { jwksUrl: string; issuer: string; audience: string } | undefined;
 }
@@ -57,7 +59,7 @@ export class ApiStack extends Stack {
   }
 
   private createFunction(name: string, access: RouteAccess, props: ApiStackProps): NodejsFunction {
-    const { table, secretsKey, processorSecret, adminAuth } = props;
+    const { table, secretsKey, processorSecret, cursorSecret, adminAuth } = props;
     const fn = new NodejsFunction(this, `Fn-${name}`, {
       entry: entryOf(name),
       handler: 'handler',
@@ -77,6 +79,7 @@ export class ApiStack extends Stack {
           ? {}
           : { ADMIN_JWKS_URL: adminAuth.jwksUrl, ADMIN_JWT_ISSUER: adminAuth.issuer, ADMIN_JWT_AUDIENCE: adminAuth.audience }),
         ...(access.processorKeys === true ? { PROCESSOR_SECRET_ARN: processorSecret.secretArn } : {}),
+        ...(access.cursorKey === true ? { CURSOR_SECRET_ARN: cursorSecret.secretArn } : {}),
         NODE_OPTIONS: '--enable-source-maps',
       },
       bundling: {
@@ -94,6 +97,7 @@ export class ApiStack extends Stack {
     if (access.kms?.includes('encrypt')) secretsKey.grant(fn, 'kms:GenerateDataKey');
     if (access.kms?.includes('decrypt')) secretsKey.grantDecrypt(fn);
     if (access.processorKeys === true) processorSecret.grantRead(fn);
+    if (access.cursorKey === true) cursorSecret.grantRead(fn);
     return fn;
   }
 }

@@ -13,7 +13,7 @@ const jwksUrl = app.node.tryGetContext('adminJwksUrl') as string | undefined;
 const issuer = app.node.tryGetContext('adminJwtIssuer') as string | undefined;
 const audience = app.node.tryGetContext('adminJwtAudience') as string | undefined;
 const adminAuth = jwksUrl && issuer && audience ? { jwksUrl, issuer, audience } : undefined;
-const api = new ApiStack(app, 'PartnerPayments-Api', { env, table: stateful.table, secretsKey: stateful.secretsKey, processorSecret: stateful.processorSecret, adminAuth });
+const api = new ApiStack(app, 'PartnerPayments-Api', { env, table: stateful.table, secretsKey: stateful.secretsKey, processorSecret: stateful.processorSecret, cursorSecret: stateful.cursorSecret, adminAuth });
 if (adminAuth === undefined) {
   Annotations.of(api).addWarningV2(
     'partner-payments:admin-auth',

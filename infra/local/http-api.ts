@@ -1,19 +1,23 @@
 /**
  * The local stand-in for API Gateway's HTTP API: serves every route of `infra/routes.ts` by building the same
  * payload-2.0 event AWS would send and invoking the same `functions/<name>.ts` handler in this process.
- * Paths no route serves go to the `$default` function, as in AWS.
+ * Paths no route serves go to the `$default` function, as in AWS. A HEAD request runs its route's function like
+ * the GET (see `infra/routes.ts`); Node's server then sends the status and headers, `content-length` included,
+ * and drops the body, as HTTP requires of any server.
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { fallbackRoute, resolveRoute, routeKey } from '../routes';
 import { lambdaContext, toHttpApiEvent, writeLambdaResult } from './lambda-adapter';
-import { listen, readBody } from './http-server';
+import { closeGracefully, listen, readBody } from './http-server';
 
 /** API Gateway's payload limit. */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 /** API Gateway's integration timeout. */
 const TIMEOUT_MS = 30_000;
+/** How long stopping waits for requests already running to be answered before cutting them. */
+const SHUTDOWN_GRACE_MS = 10_000;
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
 
@@ -32,6 +36,7 @@ function loadHandler(name: string): Promise<LambdaHandler> {
 export interface HttpApi {
   url: string;
   port: number;
+  /** Stops accepting and answers the requests already running (up to 10 s), then closes every connection. */
   close(): Promise<void>;
 }
 
@@ -51,11 +56,7 @@ export async function startHttpApi(options: { port: number; host?: string }): Pr
   return {
     url: `http://localhost:${port}`,
     port,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
+    close: () => closeGracefully(server, { graceMs: SHUTDOWN_GRACE_MS }),
   };
 }
 
@@ -77,5 +78,3 @@ async function handle(req: IncomingMessage): Promise<unknown> {
   const handler = await loadHandler(functionName);
   return handler(event, lambdaContext(functionName, TIMEOUT_MS));
 }
-
-

@@ -1,8 +1,10 @@
 /**
  * `npm start`: the whole service on this machine (decisions.md §1). Starts DynamoDB Local (data in
  * `.data/dynamodb`, or `--in-memory`), creates the table, serves the HTTP API on PORT and runs the sandbox
- * processor on PROCESSOR_SANDBOX_PORT. Ctrl-C (SIGINT) or SIGTERM stops everything, DynamoDB Local's Java
- * process included.
+ * processor on PROCESSOR_SANDBOX_PORT. Ctrl-C (SIGINT) or SIGTERM stops accepting requests, answers the
+ * ones already running (up to 10 s), then stops everything, DynamoDB Local's Java process included.
+ * If DynamoDB Local dies meanwhile it is restarted; if it cannot be, the service stops (exit code 1) rather
+ * than answer 500 to every request.
  *
  * Components still to come (sandbox rails, webhook queue, settlement timer) start in `startLocalRuntime` too.
  */
@@ -27,26 +29,31 @@ async function main(): Promise<void> {
       // The sandbox needs keys even when the service is run without them (to show PROCESSOR_KEY_MISSING).
       secretKey: config.PROCESSOR_SECRET_KEY ?? SANDBOX_SECRET_KEY,
       webhookSecret: config.PROCESSOR_WEBHOOK_SECRET ?? SANDBOX_WEBHOOK_SECRET,
+      // Beside DynamoDB's data, so a restart finds the intents the transactions there point to.
+      stateDir: inMemory ? undefined : join(config.LOCAL_DATA_DIR, 'processor-sandbox'),
     },
   });
   let stopping = false;
-  const stop = (signal: string) => {
+  /** Stops once, whatever asks first (a signal, or a part that died for good); `announce` says why. */
+  const stop = (exitCode: number, announce: () => void) => {
     if (stopping) return;
     stopping = true;
-    console.log(`\n${signal} received: stopping...`);
+    announce();
     runtime
       .stop()
       .then(() => {
         console.log('Stopped.');
-        process.exit(0);
+        process.exit(exitCode);
       })
       .catch((error: unknown) => {
         console.error('Stopping failed:', error);
         process.exit(1);
       });
   };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => stop(0, () => console.log(`\n${signal} received: stopping (requests already running are answered first)...`)));
+  }
+  void runtime.failed.then((error) => stop(1, () => console.error(`${error.message}\nStopping the service.`)));
 
   console.log(
     [

@@ -9,6 +9,8 @@
  *   `WEBHOOK_TIMEOUT_MS` is a failed attempt, retried after each of `retryDelaysMs` in turn, re-signed with a
  *   fresh timestamp. After the last retry the event is recorded as failed; it is never dropped silently.
  * - Every attempt is recorded (time, HTTP status or error), for `GET /sandbox/events` and for tests.
+ * - The events can be saved (`list`) and given back to a new dispatcher, which resumes delivering those still
+ *   pending (`resume`) with the same event ids, so a restart neither drops an event nor makes a new one of it.
  */
 import { createHmac, randomInt } from 'node:crypto';
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
@@ -94,6 +96,8 @@ export interface EventDispatcherOptions {
   webhookSecret: string;
   retryDelaysMs: readonly number[];
   timeoutMs?: number;
+  /** Called after every change to the events (one emitted, an attempt recorded), to save them. */
+  onChange?: () => void;
 }
 
 interface EventRecord {
@@ -103,6 +107,8 @@ interface EventRecord {
   outcome: DeliveryOutcome;
   attempts: DeliveryAttempt[];
   nextAttemptAt: string | null;
+  /** Attempts made before this dispatcher took the event over: a resumed event gets the full retry schedule. */
+  attemptsBefore: number;
 }
 
 type PostResult = { status: number; responseBody: string } | { error: string };
@@ -115,7 +121,15 @@ export class EventDispatcher {
   private readonly running = new Set<Promise<void>>();
   private closed = false;
 
-  constructor(private readonly options: EventDispatcherOptions) {}
+  /** `saved`: the events of an earlier dispatcher (its `list()`), kept with their ids and delivery history. */
+  constructor(
+    private readonly options: EventDispatcherOptions,
+    saved: readonly SandboxEvent[] = [],
+  ) {
+    for (const { event, outcome, attempts } of saved) {
+      this.records.set(event.id, { event, payload: eventPayload(event), outcome, attempts, nextAttemptAt: null, attemptsBefore: attempts.length });
+    }
+  }
 
   /**
    * Records an event whose `data.object` is a snapshot of `object` now. Delivery starts only with
@@ -133,8 +147,8 @@ export class EventDispatcher {
       type,
       data: { object: structuredClone(object) },
     };
-    // Stripe sends its events pretty-printed; the signature covers these exact bytes.
-    this.records.set(event.id, { event, payload: JSON.stringify(event, null, 2), outcome: 'pending', attempts: [], nextAttemptAt: null });
+    this.records.set(event.id, { event, payload: eventPayload(event), outcome: 'pending', attempts: [], nextAttemptAt: null, attemptsBefore: 0 });
+    this.options.onChange?.();
     return event;
   }
 
@@ -143,6 +157,13 @@ export class EventDispatcher {
     for (const id of eventIds) {
       const record = this.records.get(id);
       if (record !== undefined && record.outcome === 'pending' && record.attempts.length === 0) this.attempt(record);
+    }
+  }
+
+  /** Starts delivering again every event still pending (those an earlier dispatcher had not delivered). */
+  resume(): void {
+    for (const record of this.records.values()) {
+      if (record.outcome === 'pending') this.attempt(record);
     }
   }
 
@@ -179,25 +200,23 @@ export class EventDispatcher {
         error: 'error' in result ? result.error : null,
         responseBody: 'status' in result ? result.responseBody : null,
       });
-      if (delivered) {
-        record.outcome = 'delivered';
-        return;
-      }
-      const delay = this.options.retryDelaysMs[attempt - 1];
-      if (delay === undefined) {
-        record.outcome = 'failed';
-        return;
-      }
-      if (this.closed) return;
-      record.nextAttemptAt = new Date(Date.now() + delay).toISOString();
-      const timer = setTimeout(() => {
-        this.retryTimers.delete(timer);
-        this.attempt(record);
-      }, delay);
-      this.retryTimers.add(timer);
+      const delay = this.options.retryDelaysMs[attempt - 1 - record.attemptsBefore];
+      if (delivered) record.outcome = 'delivered';
+      else if (delay === undefined) record.outcome = 'failed';
+      else if (!this.closed) this.retryAfter(record, delay);
+      this.options.onChange?.();
     });
     this.running.add(running);
     void running.finally(() => this.running.delete(running));
+  }
+
+  private retryAfter(record: EventRecord, delayMs: number): void {
+    record.nextAttemptAt = new Date(Date.now() + delayMs).toISOString();
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(timer);
+      this.attempt(record);
+    }, delayMs);
+    this.retryTimers.add(timer);
   }
 
   /** One POST of the payload; resolves with the receiver's status or the reason there is none, never rejects. */
@@ -241,6 +260,11 @@ export class EventDispatcher {
       request.end(payload);
     });
   }
+}
+
+/** Stripe sends its events pretty-printed; the signature covers these exact bytes. */
+function eventPayload(event: ProcessorEvent): string {
+  return JSON.stringify(event, null, 2);
 }
 
 function describeError(error: Error): string {

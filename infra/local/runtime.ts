@@ -1,10 +1,12 @@
 /**
  * Composes the local runtime from its parts so that `npm start` and the integration tests start the same
- * thing. Each part is stopped in reverse order of starting.
+ * thing. Each part is stopped in reverse order of starting, so the HTTP API, started last, stops first: it
+ * answers the requests already running (which may still call the processor and write the table) before the
+ * sandbox processor and DynamoDB Local go.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ensureTable } from '../../lib/store/table';
-import { startDynamoDbLocal } from './dynamodb-local';
+import { startSupervisedDynamoDbLocal } from './dynamodb-local';
 import { startHttpApi } from './http-api';
 import { startProcessorSandbox } from './processor-sandbox';
 
@@ -14,14 +16,18 @@ export interface LocalRuntimeOptions {
   /** `undefined`: DynamoDB Local keeps its data in memory. */
   dataDir: string | undefined;
   tableName: string;
-  processor: { port: number; secretKey: string; webhookSecret: string };
+  /** `stateDir`: where the sandbox processor keeps its state; `undefined` keeps it in memory. */
+  processor: { port: number; secretKey: string; webhookSecret: string; stateDir?: string | undefined };
 }
 
 export interface LocalRuntime {
   apiUrl: string;
   processorUrl: string;
   dynamoEndpoint: string;
-  dynamoPid: number;
+  /** DynamoDB Local's Java process now (a new one after a restart). */
+  readonly dynamoPid: number;
+  /** Settles when a part died and could not be brought back (DynamoDB Local would not restart). */
+  failed: Promise<Error>;
   stop(): Promise<void>;
 }
 
@@ -32,31 +38,45 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     stops.length = 0;
   };
   try {
-    const dynamo = await startDynamoDbLocal({ port: options.dynamoPort, dataDir: options.dataDir });
-    stops.push(dynamo.stop);
-    const client = new DynamoDBClient({
-      endpoint: dynamo.endpoint,
-      region: 'local',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    const dynamo = await startSupervisedDynamoDbLocal({
+      port: options.dynamoPort,
+      dataDir: options.dataDir,
+      prepare: (endpoint) => createTable(endpoint, options.tableName),
     });
-    try {
-      await ensureTable(client, options.tableName);
-    } finally {
-      client.destroy();
-    }
-    const api = await startHttpApi({ port: options.httpPort });
-    stops.push(api.close);
+    stops.push(dynamo.stop);
     // Events go to the processor webhook endpoint; until it answers 2xx the sandbox retries, as Stripe does.
     const processor = await startProcessorSandbox({
       port: options.processor.port,
       secretKey: options.processor.secretKey,
       webhookSecret: options.processor.webhookSecret,
-      webhookUrl: `${api.url}/api/v1/webhooks/processor`,
+      webhookUrl: `http://localhost:${options.httpPort}/api/v1/webhooks/processor`,
+      stateDir: options.processor.stateDir,
     });
     stops.push(processor.close);
-    return { apiUrl: api.url, processorUrl: processor.url, dynamoEndpoint: dynamo.endpoint, dynamoPid: dynamo.pid, stop };
+    const api = await startHttpApi({ port: options.httpPort });
+    stops.push(api.close);
+    return {
+      apiUrl: api.url,
+      processorUrl: processor.url,
+      dynamoEndpoint: dynamo.endpoint,
+      get dynamoPid() {
+        return dynamo.pid;
+      },
+      failed: dynamo.failed,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/** Creates the table unless it exists: on first start, and again when DynamoDB Local comes back in memory. */
+async function createTable(endpoint: string, tableName: string): Promise<void> {
+  const client = new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    await ensureTable(client, tableName);
+  } finally {
+    client.destroy();
   }
 }

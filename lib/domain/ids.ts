@@ -13,6 +13,9 @@ export function randomBase32(length = 24): string {
   return out;
 }
 
+/** Whether `value` has the form of a partner id (`ptr_` + 24 base32 characters): anything else names no partner. */
+export const isPartnerId = (value: unknown): value is string => typeof value === 'string' && /^ptr_[0-9a-hjkmnp-tv-z]{24}$/.test(value);
+
 export const newId = {
   partner: () => `ptr_${randomBase32()}`,
   client: () => `cli_${randomBase32()}`,

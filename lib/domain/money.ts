@@ -65,6 +65,14 @@ export const MAX_MINOR_UNITS = 99_999_999;
 
 export type ParsedAmount = { ok: true; minor: number } | { ok: false; reason: string };
 
+/**
+ * An active ISO 4217 code of the table, upper-case. Only {@link normalizeCurrency} (and {@link currencyCode},
+ * through it) makes one, so a code as a partner or the processor wrote it (`usd`, `jpy`) cannot reach money
+ * code without being checked and upper-cased first: for JPY, `jpy` read as an unknown two-decimal code would
+ * move an amount by a factor of 100.
+ */
+export type CurrencyCode = string & { readonly __brand: 'CurrencyCode' };
+
 /** A decimal number as `units × 10^-scale`, e.g. 12.34 is `{ units: 1234n, scale: 2 }`. */
 interface Decimal {
   units: bigint;
@@ -73,16 +81,28 @@ interface Decimal {
 
 /**
  * Upper-cases a three-letter code and returns it if it is an active currency of the table, else `undefined`.
- * Any case is accepted because partners send `usd` as often as `USD`; nothing else is (no trimming).
+ * Any case is accepted because partners send `usd` as often as `USD`, and Stripe writes `usd`; nothing else is
+ * (no trimming).
  */
-export function normalizeCurrency(input: string): string | undefined {
+export function normalizeCurrency(input: string): CurrencyCode | undefined {
   if (typeof input !== 'string' || !/^[A-Za-z]{3}$/.test(input)) return undefined;
   const code = input.toUpperCase();
-  return Object.hasOwn(CURRENCY_EXPONENTS, code) ? code : undefined;
+  return Object.hasOwn(CURRENCY_EXPONENTS, code) ? (code as CurrencyCode) : undefined;
 }
 
-/** The number of decimals of a currency's major unit. Throws for a code the table does not know. */
-export function currencyExponent(currency: string): number {
+/** A code the service itself names (USD for the flat fee, a test's currency): throws where it is not in the table. */
+export function currencyCode(code: string): CurrencyCode {
+  const normalized = normalizeCurrency(code);
+  if (normalized === undefined) throw new RangeError(`Unknown currency: ${String(code)}`);
+  return normalized;
+}
+
+/**
+ * The number of decimals of a currency's major unit. The code is looked up through {@link normalizeCurrency}
+ * again, so one that bypassed the type (a cast, a stored item) still finds its exponent or throws, never a
+ * wrong one.
+ */
+export function currencyExponent(currency: CurrencyCode): number {
   const code = normalizeCurrency(currency);
   const exponent = code === undefined ? undefined : CURRENCY_EXPONENTS[code];
   if (exponent === undefined) throw new RangeError(`Unknown currency: ${String(currency)}`);
@@ -93,21 +113,31 @@ export function currencyExponent(currency: string): number {
  * Validates an API amount (major units) and converts it to minor units exactly. The reasons are written for
  * the partner: they end up in a validation error.
  */
-export function parseAmount(amount: number, currency: string): ParsedAmount {
-  const code = normalizeCurrency(currency);
-  if (code === undefined) return { ok: false, reason: `${String(currency)} is not a supported ISO 4217 currency` };
+export function parseAmount(amount: number, currency: CurrencyCode): ParsedAmount {
   if (!Number.isFinite(amount)) return { ok: false, reason: 'amount must be a finite number' };
   if (amount <= 0) return { ok: false, reason: 'amount must be greater than 0' };
 
-  const exponent = currencyExponent(code);
-  const decimal = decimalOf(amount);
-  if (decimal.scale > exponent) return { ok: false, reason: tooManyDecimals(code, exponent) };
-
-  const minor = decimal.units * 10n ** BigInt(exponent - decimal.scale);
+  const exponent = currencyExponent(currency);
+  const minor = exactMinorUnits(amount, exponent);
+  if (minor === undefined) return { ok: false, reason: tooManyDecimals(currency, exponent) };
   if (minor > BigInt(MAX_MINOR_UNITS)) {
-    return { ok: false, reason: `amount must not exceed ${toMajorUnits(MAX_MINOR_UNITS, code)} ${code}` };
+    return { ok: false, reason: `amount must not exceed ${toMajorUnits(MAX_MINOR_UNITS, currency)} ${currency}` };
   }
   return { ok: true, minor: Number(minor) };
+}
+
+/**
+ * Major units -> minor units, exactly, for amounts that are not a payment and so take none of
+ * {@link parseAmount}'s payment rules: a client's flat fee (0 allowed), an adjustment (negative). `undefined`
+ * when the amount has more decimals than the currency has. Throws a RangeError for a value that is not finite
+ * or whose minor units are not a safe integer.
+ */
+export function toMinorUnits(major: number, currency: CurrencyCode): number | undefined {
+  if (!Number.isFinite(major)) throw new RangeError(`Major units must be finite, got ${major}`);
+  const magnitude = exactMinorUnits(major, currencyExponent(currency));
+  if (magnitude === undefined) return undefined;
+  if (magnitude > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`${major} ${currency} is too large`);
+  return major < 0 ? -Number(magnitude) : Number(magnitude);
 }
 
 /**
@@ -115,7 +145,7 @@ export function parseAmount(amount: number, currency: string): ParsedAmount {
  * (`parseAmount(toMajorUnits(m, c), c)` gives `m`). Negative amounts are allowed: adjustments are negative.
  * The major amount is built as a decimal string and parsed once, so it is the double nearest the true value.
  */
-export function toMajorUnits(minor: number, currency: string): number {
+export function toMajorUnits(minor: number, currency: CurrencyCode): number {
   if (!Number.isSafeInteger(minor)) throw new RangeError(`Minor units must be a safe integer, got ${minor}`);
   const exponent = currencyExponent(currency);
   if (minor === 0) return 0;
@@ -171,7 +201,14 @@ function decimalOf(value: number): Decimal {
   return scale >= 0 ? { units, scale } : { units: units * 10n ** BigInt(-scale), scale: 0 };
 }
 
-function tooManyDecimals(currency: string, exponent: number): string {
+/** `|value|` in minor units of a currency with `exponent` decimals, or `undefined` when it has more decimals. */
+function exactMinorUnits(value: number, exponent: number): bigint | undefined {
+  const decimal = decimalOf(value);
+  if (decimal.scale > exponent) return undefined;
+  return decimal.units * 10n ** BigInt(exponent - decimal.scale);
+}
+
+function tooManyDecimals(currency: CurrencyCode, exponent: number): string {
   if (exponent === 0) return `${currency} amounts must be whole numbers (no decimal places)`;
   return `${currency} amounts allow at most ${exponent} decimal place${exponent === 1 ? '' : 's'}`;
 }

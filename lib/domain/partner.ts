@@ -1,5 +1,6 @@
 /** Partners (payment companies) and their clients (merchants): types and the rules that gate them. */
 import { errors } from './errors';
+import { currencyCode } from './money';
 
 export const PARTNER_STATUSES = ['active', 'suspended'] as const;
 export const KYC_STATUSES = ['pending', 'approved', 'rejected'] as const;
@@ -38,10 +39,17 @@ export interface Client {
   legalName: string;
   status: ClientStatus;
   partnerFeePercentage: number | null;
-  partnerFeeFlatUsd: number | null;
+  /**
+   * The flat fee on each USD payment, in whole cents (`partner_fee_flat_usd` is dollars on the API), so fees
+   * are summed in integers like every other amount; `null` for none.
+   */
+  partnerFeeFlatUsdCents: number | null;
   createdAt: string;
   updatedAt: string;
 }
+
+/** The currency of a client's flat fee: it is charged on payments in this currency only. */
+export const FLAT_FEE_CURRENCY = currencyCode('USD');
 
 /** A suspended partner may not manage its merchants (spec: POST/GET /clients -> 403 PARTNER_SUSPENDED). */
 export function assertPartnerNotSuspended(partner: Partner): void {

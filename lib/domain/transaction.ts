@@ -1,5 +1,6 @@
 /** Transactions: one payment, linked to one processor payment intent (interface-spec.md). */
 import { errors } from './errors';
+import type { CurrencyCode } from './money';
 import type { Client, Partner } from './partner';
 
 export const TRANSACTION_STATUSES = ['initialized', 'pending', 'succeeded', 'failed', 'abandoned', 'refunded', 'chargeback'] as const;
@@ -32,7 +33,7 @@ export interface Transaction {
   partnerReference: string;
   processorPaymentIntentId: string | null;
   amountMinor: number;
-  currency: string;
+  currency: CurrencyCode;
   status: TransactionStatus;
   settlementStatus: SettlementStatus;
   fees: FeeBreakdown | null;

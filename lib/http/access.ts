@@ -2,14 +2,16 @@
  * The access-control steps of the chain (interface-spec.md Authentication; decisions.md §2-4), in the order
  * `chain.ts` uses them on a partner mutation:
  *
- *   API key -> rate limit -> HMAC over the raw body -> idempotency-key present -> idempotency
+ *   API key -> HMAC over the raw body -> rate limit -> idempotency-key present -> idempotency
  *
- * Reads use the API key step only; admin routes use the admin token step only.
+ * The rate limit counts only requests whose key and signature are valid, so a leaked key alone cannot spend a
+ * partner's quota (decisions.md §3). Reads use the API key step only; admin routes use the admin token step only.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { authenticateAdmin, createAdminTokenVerifier } from '../auth/admin-token';
 import { hashApiKey, signatureMatches } from '../auth/credentials';
 import { config } from '../config';
+import { isPartnerId } from '../domain/ids';
 import type { Caller } from '../domain/caller';
 import { errors, fieldValidationError, ServiceError } from '../domain/errors';
 import { countMetric, logger } from '../observability';
@@ -22,7 +24,7 @@ import {
   type StoredResponse,
 } from '../store/idempotency';
 import { getPartner } from '../store/partners';
-import { countRequest } from '../store/rate-limits';
+import { countRequest, rateLimitClock } from '../store/rate-limits';
 import type { ChainMiddleware, ChainRequest } from './middlewares';
 import { errorResult, toHttpResponse } from './response';
 import type { RequestState } from './types';
@@ -83,24 +85,38 @@ function actingPartner(caller: Caller, rawBody: string): string {
   } catch {
     partnerId = undefined;
   }
-  return typeof partnerId === 'string' && /^[^#\s]{1,64}$/.test(partnerId) ? partnerId : `platform:${caller.keyId}`;
+  return isPartnerId(partnerId) ? partnerId : `platform:${caller.keyId}`;
 }
 
-/** Per partner, a fixed one-minute window: 429 RATE_LIMITED with `Retry-After` past the limit. */
+/**
+ * Per partner, a fixed one-minute window: 429 RATE_LIMITED with `Retry-After` past the limit. Follows
+ * {@link hmacSignature}: only authenticated requests count.
+ */
 export function rateLimit(): ChainMiddleware {
   return {
     before: async (request: ChainRequest) => {
-      const { caller } = request.context.svc;
-      const limit = (caller.kind === 'partner' ? caller.partner.rateLimitPerMinute : null) ?? config.RATE_LIMIT_PER_MINUTE;
-      const nowSeconds = Date.now() / 1000;
+      const { svc } = request.context;
+      const limit = await rateLimitOf(svc);
+      const nowSeconds = rateLimitClock.now() / 1000;
       const windowStartMinute = Math.floor(nowSeconds / 60);
-      const count = await countRequest(ownerOf(request.context.svc), windowStartMinute);
+      const count = await countRequest(ownerOf(svc), windowStartMinute);
       if (count > limit) {
         countMetric('RateLimited');
         throw errors.rateLimited((windowStartMinute + 1) * 60 - nowSeconds);
       }
     },
   };
+}
+
+/**
+ * The limit of the partner a mutation acts for (decisions.md §3): a partner key brought its partner; a platform
+ * key is held to the limit of the partner its body names, read here (once, and only once the signature is
+ * valid). A platform key whose body names no partner is its own owner, which no partner record matches: the
+ * default applies (and the body fails validation later anyway).
+ */
+async function rateLimitOf(svc: RequestState): Promise<number> {
+  const partner = svc.caller.kind === 'partner' ? svc.caller.partner : await getPartner(ownerOf(svc));
+  return partner?.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE;
 }
 
 /** `x-svc-hmac`: HMAC-SHA256 of the exact raw body with the key's secret, compared in constant time. */
@@ -132,14 +148,19 @@ export function idempotencyKeyHeader(): ChainMiddleware {
   };
 }
 
-/** Longer than any function may run (29 s), so a live request never loses its key to a retry. */
-const IDEMPOTENCY_LOCK_MS = 30_000;
+/**
+ * How far a lease runs past the function's own deadline (clock differences between hosts): the function cannot
+ * outlive its deadline, so a live request never loses its key to a retry, and a retry after a crash waits no
+ * longer than the request could have run.
+ */
+const LEASE_MARGIN_MS = 1_000;
 
 /**
  * Replays the first response for a repeated (key, body), refuses a changed body (422) or a concurrent repeat
- * (409 + Retry-After). Stores the outcome the operation reached (2xx, and its business answers such as 409
- * CLIENT_EXISTS or 404 CLIENT_NOT_FOUND); releases the key instead for what a retry may see differently: a
- * validation failure, an auth or permission refusal (401/403, e.g. a partner since reactivated), and a 5xx.
+ * (409, `Retry-After` the time left on the first request's lease: when it can have finished). Stores the
+ * outcome the operation reached (2xx, and its business answers such as 409 CLIENT_EXISTS or 404
+ * CLIENT_NOT_FOUND); releases the key instead for what a retry may see differently: a validation failure, an
+ * auth or permission refusal (401/403, e.g. a partner since reactivated), and a 5xx.
  */
 export function idempotency(): ChainMiddleware {
   return {
@@ -149,7 +170,8 @@ export function idempotency(): ChainMiddleware {
       const fingerprint = createHash('sha256').update(context.svc.rawBody, 'utf8').digest('hex');
       const lease = { owner: ownerOf(context.svc), endpoint: event.routeKey, idempotencyKey, fingerprint, lockToken: randomUUID() };
       const nowMs = Date.now();
-      const claim = await claimIdempotencyKey({ ...lease, lockMs: IDEMPOTENCY_LOCK_MS, nowMs });
+      const lockMs = context.getRemainingTimeInMillis() + LEASE_MARGIN_MS;
+      const claim = await claimIdempotencyKey({ ...lease, lockMs, nowMs });
       if (claim.claimed) {
         context.svc.idempotency = lease;
         return undefined;

@@ -7,19 +7,26 @@
  *      (+ CORS on the public routes that ask for it: preflight answered, headers on every response)
  *   3. error mapper (its `onError` runs last: every error becomes the spec's body)
  *   4. access steps by the route's `access` (see `access.ts`):
- *      - 'partner-mutation': API key -> rate limit -> HMAC over the raw body -> idempotency-key present
- *        -> idempotency
+ *      - 'partner-mutation': API key -> HMAC over the raw body -> rate limit (authenticated requests only)
+ *        -> idempotency-key present -> idempotency
  *      - 'partner-read':     API key
  *      - 'admin':            admin bearer token (role admin)
  *      - 'public':           none
  *   5. JSON body parse, on routes that take a body (malformed JSON -> 400 VALIDATION_ERROR)
  *   6. zod validation of body, query and path parameters (-> 400 VALIDATION_ERROR with details)
- *   7. the handler, whose {@link HttpResult} is serialised by `toHttpResponse`
+ *   7. the handler, whose {@link HttpResult} is serialised by `toHttpResponse`; cut off (500, the key released)
+ *      {@link ANSWER_RESERVE_MS} before the function's own deadline, and run under that instant
+ *      (`lib/deadline.ts`) so the calls it makes end before it
+ *
+ * A step that answers early (CORS preflight, idempotent replay) ends the chain: no `after` runs, so the chain
+ * itself then runs the Powertools cleanups (see {@link cleanUpAfterEarlyResponse}).
  */
-import middy from '@middy/core';
+import middy, { type Request } from '@middy/core';
+import { cleanupMiddlewares } from '@aws-lambda-powertools/commons';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { z } from 'zod';
+import { runWithDeadline } from '../deadline';
 import { logger, metricsMiddleware, tracer } from '../observability';
 import { adminToken, apiKey, hmacSignature, idempotency, idempotencyKeyHeader, rateLimit } from './access';
 import { type ChainMiddleware, cors, errorMapper, jsonBody, requestState, validation } from './middlewares';
@@ -55,6 +62,12 @@ export type RouteHandler<A extends Access, B, Q, P> = (
 ) => Promise<HttpResult>;
 
 /**
+ * How long before the function's own deadline the handler is cut off: the time the chain keeps to release (or
+ * complete) the idempotency key and answer. middy's default, 5 ms, is too short for a DynamoDB write.
+ */
+const ANSWER_RESERVE_MS = 2_000;
+
+/**
  * Builds a Lambda handler for an HTTP API (payload v2) route: the chain above around `handle`.
  */
 export function httpRoute<
@@ -66,7 +79,8 @@ export function httpRoute<
   const lambdaHandler = async (event: HttpEvent, context: ChainContext): Promise<HttpResponse> => {
     const { svc } = context;
     if (options.access === 'partner-mutation' && svc.idempotency === undefined) throw new Error('a partner mutation ran without its idempotency step');
-    const result = await handle({
+    const deadline = Date.now() + context.getRemainingTimeInMillis() - ANSWER_RESERVE_MS;
+    const result = await runWithDeadline(deadline, () => handle({
       requestId: svc.requestId,
       caller: svc.caller,
       idempotency: (svc.idempotency === undefined ? undefined : scopeOf(svc.idempotency)) as ScopeOf<A>,
@@ -77,11 +91,14 @@ export function httpRoute<
       params: svc.params as Infer<P>,
       headers: event.headers,
       rawBody: svc.rawBody,
-    });
+    }));
     return toHttpResponse(result, svc.requestId);
   };
 
-  return middy<HttpEvent, HttpResponse, Error, ChainContext>(lambdaHandler)
+  return middy<HttpEvent, HttpResponse, Error, ChainContext>(lambdaHandler, {
+    timeoutEarlyInMillis: ANSWER_RESERVE_MS,
+    requestEnd: cleanUpAfterEarlyResponse,
+  })
     .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false })) // events carry credentials: never logged
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(metricsMiddleware())
@@ -91,6 +108,16 @@ export function httpRoute<
     .use(accessSteps(options))
     .use(options.body === undefined ? [] : [jsonBody()])
     .use(validation({ body: options.body, query: options.query, params: options.params }));
+}
+
+/**
+ * When a step answered early, middy skipped every `after`, the Powertools ones included: run the cleanups they
+ * registered in `request.internal` (logger keys reset, metrics flushed, trace segment closed), as Powertools' own
+ * idempotency middleware does, so nothing of this request reaches the next one's log lines or metrics. Done once
+ * here for every step that may answer early, rather than by each of them.
+ */
+async function cleanUpAfterEarlyResponse(request: Request): Promise<void> {
+  if ('earlyResponse' in request) await cleanupMiddlewares(request);
 }
 
 const scopeOf = ({ owner, endpoint, idempotencyKey, fingerprint }: IdempotencyScope): IdempotencyScope => ({ owner, endpoint, idempotencyKey, fingerprint });
@@ -105,6 +132,6 @@ function accessSteps(options: { access: Access; partnerOnly?: boolean | undefine
     case 'partner-read':
       return [apiKey({ partnerOnly })];
     case 'partner-mutation':
-      return [apiKey({ partnerOnly }), rateLimit(), hmacSignature(), idempotencyKeyHeader(), idempotency()];
+      return [apiKey({ partnerOnly }), hmacSignature(), rateLimit(), idempotencyKeyHeader(), idempotency()];
   }
 }

@@ -3,8 +3,9 @@
  */
 import type { MiddlewareObj, Request } from '@middy/core';
 import { z } from 'zod';
-import { errors, formValidationError } from '../domain/errors';
+import { errors, fieldValidationError, formValidationError } from '../domain/errors';
 import { countMetric, logger } from '../observability';
+import { findJsonFault } from './json-limits';
 import { errorResult, toHttpResponse } from './response';
 import type { ChainContext, HttpEvent, HttpResponse } from './types';
 
@@ -67,16 +68,26 @@ export const errorMapper = (): ChainMiddleware => ({
   },
 });
 
-/** Parses the raw body as JSON. Malformed JSON is the caller's error: 400 VALIDATION_ERROR, never a 500. */
+/**
+ * Parses the raw body as JSON. Malformed JSON is the caller's error: 400 VALIDATION_ERROR, never a 500. So is
+ * JSON that nothing after this step could handle safely ({@link findJsonFault}: a lone surrogate in any string,
+ * nesting too deep to recurse over): refused here, for every route, on the top-level field it sits in.
+ */
 export const jsonBody = (): ChainMiddleware => ({
   before: (request: ChainRequest) => {
     const { rawBody } = request.context.svc;
     if (rawBody.trim() === '') return;
+    let json: unknown;
     try {
-      request.context.svc.json = JSON.parse(rawBody);
+      json = JSON.parse(rawBody);
     } catch {
       throw formValidationError('Malformed JSON body');
     }
+    const fault = findJsonFault(rawBody, json);
+    if (fault !== undefined) {
+      throw fault.field === undefined ? formValidationError(fault.message) : fieldValidationError(fault.field, fault.message, 'Request body validation failed');
+    }
+    request.context.svc.json = json;
   },
 });
 

@@ -1,6 +1,6 @@
 /** Domain types -> the API's resource shapes (snake_case, as the spec and decisions.md show them). */
-import { toMajorUnits } from '../domain/money';
-import type { Client, Partner } from '../domain/partner';
+import { type CurrencyCode, toMajorUnits } from '../domain/money';
+import { type Client, FLAT_FEE_CURRENCY, type Partner } from '../domain/partner';
 import type { Transaction } from '../domain/transaction';
 import type { Page } from '../store/paging';
 import type { IssuedApiKey } from '../use-cases/partners';
@@ -32,7 +32,7 @@ export const presentClient = (client: Client) => ({
   legal_name: client.legalName,
   status: client.status,
   partner_fee_percentage: client.partnerFeePercentage,
-  partner_fee_flat_usd: client.partnerFeeFlatUsd,
+  partner_fee_flat_usd: client.partnerFeeFlatUsdCents === null ? null : toMajorUnits(client.partnerFeeFlatUsdCents, FLAT_FEE_CURRENCY),
   created_at: client.createdAt,
   updated_at: client.updatedAt,
 });
@@ -51,7 +51,7 @@ export const presentPage = <T, R>(page: Page<T>, present: (item: T) => R) => ({
   next_cursor: page.nextCursor,
 });
 
-const major = (minor: number | undefined, currency: string) => (minor === undefined ? null : toMajorUnits(minor, currency));
+const major = (minor: number | undefined, currency: CurrencyCode) => (minor === undefined ? null : toMajorUnits(minor, currency));
 
 /** The spec's Transaction (GET /transactions): camelCase, money in major units, fee fields null until computed. */
 export const presentTransaction = (tx: Transaction) => ({

@@ -4,22 +4,43 @@ import { normalizeCurrency, parseAmount } from '../domain/money';
 import { TRANSACTION_STATUSES } from '../domain/transaction';
 import { PAYMENT_INTENT_ID } from '../processor/port';
 import type { NewCheckout } from '../use-cases/transactions';
-import { identifier, PageQuery } from './schemas';
+import { exceededLimit, isJsonObject, type JsonObject } from './json-limits';
+import { identifier, instant, PageQuery } from './schemas';
 
-const META_MAX_KEYS = 50;
-const META_MAX_BYTES = 4096;
+/**
+ * `meta`: any JSON object within decisions.md §5's limits, kept exactly as sent (the object JSON.parse made,
+ * not a copy, so keys such as `__proto__` survive). The limits are checked without recursion or serialising,
+ * and the check stops at the first one passed.
+ */
+const meta = z.custom<JsonObject>(isJsonObject, 'Must be a JSON object').superRefine((value, ctx) => {
+  const exceeded = exceededLimit(value, { maxKeys: 50, maxDepth: 32, maxBytes: 4096 });
+  if (exceeded !== undefined) ctx.addIssue({ code: 'custom', message: exceeded });
+});
 
-const meta = z
-  .record(z.string(), z.unknown())
-  .refine((value) => Object.keys(value).length <= META_MAX_KEYS, `At most ${META_MAX_KEYS} keys`)
-  .refine((value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= META_MAX_BYTES, `At most ${META_MAX_BYTES} bytes serialised`);
+/**
+ * Stripe keeps metadata values of at most 500 characters. Counted here in UTF-16 units, never fewer than code
+ * points, so a value that passes fits however the processor counts.
+ */
+const PROCESSOR_METADATA_VALUE_MAX = 500;
+
+/**
+ * 1-255 characters after trimming (zod counts strings in Unicode code points: an emoji is one), and at most 500
+ * UTF-16 units, so it always fits the processor's metadata, where it travels with the payment intent (255
+ * emoji would be 510 units).
+ */
+const partnerReference = z
+  .string()
+  .trim()
+  .min(1)
+  .max(255)
+  .refine((value) => value.length <= PROCESSOR_METADATA_VALUE_MAX, `At most ${PROCESSOR_METADATA_VALUE_MAX} UTF-16 code units (an emoji takes 2)`);
 
 const paymentFields = {
   partner_id: z.string().min(1).max(64),
   client_id: identifier(3, 128),
   amount: z.number(),
   currency: z.string(),
-  partner_reference: z.string().trim().min(1).max(255),
+  partner_reference: partnerReference,
   meta: meta.optional(),
 };
 
@@ -71,12 +92,6 @@ export const AttachIntentBody = z.strictObject({
   svc_tx_id: z.string().min(1).max(64),
   processor_payment_intent_id: z.string().regex(PAYMENT_INTENT_ID, 'Not a payment intent id'),
 });
-
-/** An instant (ISO 8601 date or date-time), normalised to the stored form so that key ranges compare right. */
-const instant = z
-  .string()
-  .refine((value) => /^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(Date.parse(value)), 'Must be an ISO 8601 date or date-time')
-  .transform((value) => new Date(value).toISOString());
 
 export const TransactionListQuery = PageQuery.extend({
   status: z.enum(TRANSACTION_STATUSES).optional(),

@@ -1,10 +1,13 @@
 /**
  * Where the processor keys come from. Locally: environment variables (`PROCESSOR_SECRET_KEY`,
  * `PROCESSOR_PUBLISHABLE_KEY`, `PROCESSOR_WEBHOOK_SECRET`). In AWS: one Secrets Manager secret
- * (`PROCESSOR_SECRET_ARN`, a JSON object `{ "secret_key", "publishable_key", "webhook_secret" }`), read on
- * first use and kept for the life of the Lambda container, so the keys never sit in function configuration.
+ * (`PROCESSOR_SECRET_ARN`, a JSON object `{ "secret_key", "publishable_key", "webhook_secret" }`), so the keys
+ * never sit in function configuration. It is read through the Powertools parameters cache and read again once
+ * the cached value is {@link PROCESSOR_KEYS_MAX_AGE_SECONDS} old, so keys put (or rotated) after a deploy reach
+ * warm containers without a redeploy.
  */
-import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 
 export interface ProcessorKeys {
   secretKey: string | undefined;
@@ -21,25 +24,20 @@ export const keysFromEnvironment =
   async () =>
     keys;
 
-/** Reads the secret once; a failed read is not cached, so the next request tries again. */
-export function keysFromSecretsManager(client: Pick<SecretsManagerClient, 'send'>, secretArn: string): LoadProcessorKeys {
-  let loading: Promise<ProcessorKeys> | undefined;
-  return () => {
-    loading ??= client.send(new GetSecretValueCommand({ SecretId: secretArn })).then(
-      (result) => {
-        let parsed: Record<string, unknown> = {};
-        try {
-          parsed = JSON.parse(result.SecretString ?? '{}') as Record<string, unknown>;
-        } catch {
-          // A secret that is not JSON holds no usable key: the service answers *_MISSING.
-        }
-        return { secretKey: present(parsed.secret_key), publishableKey: present(parsed.publishable_key), webhookSecret: present(parsed.webhook_secret) };
-      },
-      (error: unknown) => {
-        loading = undefined;
-        throw error;
-      },
-    );
-    return loading;
+/** How long a read of the secret is used: the longest a warm container answers with old (or no) keys. */
+export const PROCESSOR_KEYS_MAX_AGE_SECONDS = 5 * 60;
+
+/** Reads the secret at most once per {@link PROCESSOR_KEYS_MAX_AGE_SECONDS}; a failed read is not cached. */
+export function keysFromSecretsManager(client: SecretsManagerClient, secretArn: string): LoadProcessorKeys {
+  const secrets = new SecretsProvider({ awsSdkV3Client: client });
+  return async () => {
+    const secret = await secrets.get(secretArn, { maxAge: PROCESSOR_KEYS_MAX_AGE_SECONDS });
+    let parsed: Record<string, unknown> | null = null;
+    try {
+      parsed = JSON.parse(typeof secret === 'string' ? secret : 'null') as Record<string, unknown> | null;
+    } catch {
+      // A secret that is not JSON holds no usable key: the service answers *_MISSING.
+    }
+    return { secretKey: present(parsed?.secret_key), publishableKey: present(parsed?.publishable_key), webhookSecret: present(parsed?.webhook_secret) };
   };
 }

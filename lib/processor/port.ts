@@ -1,10 +1,10 @@
 /** What the service needs from a card processor. Use cases depend on this, never on the Stripe SDK. */
+import type { CurrencyCode } from '../domain/money';
 
 export interface NewPaymentIntent {
   svcTxId: string;
   amountMinor: number;
-  /** ISO 4217, upper-case. */
-  currency: string;
+  currency: CurrencyCode;
   receiptEmail: string;
   statementDescriptorSuffix: string | undefined;
   metadata: Record<string, string>;
@@ -14,9 +14,14 @@ export interface PaymentIntent {
   id: string;
   status: string;
   amountMinor: number;
-  /** ISO 4217, upper-case. */
-  currency: string;
+  /** `undefined` for a currency the service does not take: such an intent matches no transaction. */
+  currency: CurrencyCode | undefined;
   clientSecret: string;
+  /**
+   * The intent's metadata as the processor holds it. The service's own intents carry `svc_tx_id` and
+   * `partner_id`, which tie them to one transaction (attach-intent refuses an intent tied to another).
+   */
+  metadata: Record<string, string>;
 }
 
 export interface Processor {

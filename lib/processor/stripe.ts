@@ -1,11 +1,13 @@
 /**
  * The processor port on the real `stripe` SDK. Locally `PROCESSOR_API_BASE` points the SDK at the sandbox
- * processor (`infra/local`); in AWS it is unset and the SDK talks to Stripe. The client is created once, on
- * first use (the keys may come from Secrets Manager), so a missing key is reported per request (500
- * PROCESSOR_KEY_MISSING) rather than as a crash.
+ * processor (`infra/local`); in AWS it is unset and the SDK talks to Stripe. The client is created on first use
+ * (the keys may come from Secrets Manager), and again when the secret key changes, so a missing key is reported
+ * per request (500 PROCESSOR_KEY_MISSING) rather than as a crash. Every call is bounded by the deadline of the
+ * request it serves (`lib/deadline.ts`).
  */
 import Stripe from 'stripe';
-import { errors, fieldValidationError, ServiceError } from '../domain/errors';
+import { timeLeftMs } from '../deadline';
+import { errors, fieldValidationError, formValidationError, ServiceError } from '../domain/errors';
 import { normalizeCurrency } from '../domain/money';
 import type { LoadProcessorKeys } from './keys';
 import type { NewPaymentIntent, PaymentIntent, Processor } from './port';
@@ -18,39 +20,85 @@ function connectionOptions(apiBase: string | undefined) {
   return { host: url.hostname, port: url.port === '' ? (protocol === 'http' ? 80 : 443) : Number(url.port), protocol };
 }
 
-/** Stripe's parameter names -> the request fields partners sent. */
-const FIELD_OF_PARAM: Record<string, string> = {
-  amount: 'amount',
-  currency: 'currency',
-  receipt_email: 'email',
-  statement_descriptor_suffix: 'statement_descriptor_suffix',
-  intent: 'processor_payment_intent_id',
-};
+/**
+ * The Stripe parameters the service fills from the partner's request -> the partner's field names. The
+ * metadata values `partner_reference`, `partner_id` and `client_id` are the partner's too; `svc_tx_id`, and every
+ * parameter not listed, the service sets itself.
+ */
+const FIELD_OF_PARAM = new Map([
+  ['amount', 'amount'],
+  ['currency', 'currency'],
+  ['receipt_email', 'email'],
+  ['statement_descriptor_suffix', 'statement_descriptor_suffix'],
+  ['metadata[partner_reference]', 'partner_reference'],
+  ['metadata[partner_id]', 'partner_id'],
+  ['metadata[client_id]', 'client_id'],
+  ['intent', 'processor_payment_intent_id'],
+]);
 
 /**
- * Stripe refused a value the service passed on from the partner (a minimum charge amount, a descriptor Stripe
- * will not print): that is the caller's input, so a 400 VALIDATION_ERROR on the field, never a 500.
+ * Stripe's error codes that refuse a value of the payment itself (its amount, the buyer's e-mail, characters
+ * a descriptor cannot print), never the shape of the request the service built.
+ */
+const PAYMENT_VALUE_CODES = new Set(['amount_too_small', 'amount_too_large', 'invalid_charge_amount', 'email_invalid', 'invalid_characters']);
+
+/**
+ * A refusal caused by what the partner sent becomes a 400 (decisions.md §3: no 500 for caller input): a
+ * VALIDATION_ERROR on the partner's field when Stripe names a parameter filled from it (a minimum charge
+ * amount, a descriptor Stripe will not print), or on the form when Stripe refuses a payment value without
+ * naming one. Anything else (an unknown, missing or conflicting parameter, a value the service made itself) is
+ * the service's own bug: `undefined`, and the refusal stays a 500.
  */
 function refusedParameter(error: InstanceType<typeof Stripe.errors.StripeInvalidRequestError>): ServiceError | undefined {
-  const field = error.param === undefined ? undefined : FIELD_OF_PARAM[error.param];
-  if (field === undefined) return undefined;
-  return fieldValidationError(field, `Refused by the card processor: ${error.message}`, 'The card processor refused the request');
+  const message = `Refused by the card processor: ${error.message}`;
+  const field = error.param === undefined ? undefined : FIELD_OF_PARAM.get(error.param);
+  if (field !== undefined) return fieldValidationError(field, message, 'The card processor refused the request');
+  if (error.code !== undefined && PAYMENT_VALUE_CODES.has(error.code)) return formValidationError(message);
+  return undefined;
 }
 
-/** An intent in a currency the service does not take has no amount it could match (NaN equals nothing). */
+/**
+ * An intent in a currency the service does not take, or whose amount is no whole number of ISO minor units, has
+ * no amount it could match (NaN equals nothing). Stripe writes currencies lower-case (`usd`): normalised here.
+ */
 const toPaymentIntent = (intent: Stripe.PaymentIntent): PaymentIntent => {
   const currency = normalizeCurrency(intent.currency);
+  const amount = currency === undefined ? undefined : fromStripeAmount(intent.amount, currency);
   return {
     id: intent.id,
     status: intent.status,
-    amountMinor: currency === undefined ? Number.NaN : fromStripeAmount(intent.amount, currency),
-    currency: currency ?? intent.currency.toUpperCase(),
+    amountMinor: amount?.ok === true ? amount.minor : Number.NaN,
+    currency,
     clientSecret: intent.client_secret ?? '',
+    metadata: intent.metadata,
   };
 };
 
 /** Stripe's idempotency key for the intent of one service transaction (derived, so every retry shares it). */
 export const intentIdempotencyKey = (svcTxId: string) => `svc-intent-${svcTxId}`;
+
+/** Stripe's limits for one call: each attempt's timeout, and the retries after it (when the deadline allows). */
+const CALL_TIMEOUT_MS = 10_000;
+const MAX_NETWORK_RETRIES = 2;
+/** Time left after a failed call for the use case to answer with the processor's error before the cut-off. */
+const ANSWER_MS = 1_000;
+/** The longest Stripe waits before a first or second retry (0.5 s doubling, with jitter). */
+const RETRY_DELAY_MS = 1_000;
+
+/**
+ * The request options that keep one call within `timeLeft`, the milliseconds to the request's deadline
+ * (`undefined` outside a request: the client's own limits). Each attempt may take 10 s but must end
+ * {@link ANSWER_MS} before the deadline, and Stripe retries only as often as whole further attempts still fit.
+ * With no time left the call is not made: 502 PROCESSOR_UNAVAILABLE, which releases the idempotency key.
+ */
+function limitsWithin(timeLeft: number | undefined): Stripe.RequestOptions {
+  if (timeLeft === undefined) return {};
+  const budget = Math.floor(timeLeft - ANSWER_MS);
+  if (budget < 1) throw errors.processorUnavailable(new Error(`No time left for a processor call (${timeLeft} ms to the deadline)`));
+  const timeout = Math.min(CALL_TIMEOUT_MS, budget);
+  const retries = Math.floor((budget - timeout) / (RETRY_DELAY_MS + timeout));
+  return { timeout, maxNetworkRetries: Math.min(MAX_NETWORK_RETRIES, retries) };
+}
 
 export interface StripeProcessorOptions {
   /** Unset in AWS (Stripe itself); locally the sandbox processor. */
@@ -59,22 +107,28 @@ export interface StripeProcessorOptions {
 }
 
 export function createStripeProcessor(options: StripeProcessorOptions): Processor {
-  let client: Stripe | undefined;
+  let client: { secretKey: string; stripe: Stripe } | undefined;
   const stripe = async () => {
     const { secretKey } = await options.loadKeys();
     if (secretKey === undefined) throw errors.processorKeyMissing();
-    client ??= new Stripe(secretKey, {
-      ...connectionOptions(options.apiBase),
-      maxNetworkRetries: 2,
-      timeout: 10_000,
-      appInfo: { name: 'partner-payments-service' },
-    });
-    return client;
+    if (client?.secretKey !== secretKey) {
+      client = {
+        secretKey,
+        stripe: new Stripe(secretKey, {
+          ...connectionOptions(options.apiBase),
+          maxNetworkRetries: MAX_NETWORK_RETRIES,
+          timeout: CALL_TIMEOUT_MS,
+          appInfo: { name: 'partner-payments-service' },
+        }),
+      };
+    }
+    return client.stripe;
   };
 
-  const call = async <T>(request: () => Promise<T>): Promise<T> => {
+  /** Runs one SDK request with the limits the request's deadline leaves, and maps its failures. */
+  const call = async <T>(request: (limits: Stripe.RequestOptions) => Promise<T>): Promise<T> => {
     try {
-      return await request();
+      return await request(limitsWithin(timeLeftMs()));
     } catch (error) {
       if (error instanceof ServiceError) throw error;
       if (error instanceof Stripe.errors.StripeInvalidRequestError) throw refusedParameter(error) ?? error;
@@ -88,7 +142,7 @@ export function createStripeProcessor(options: StripeProcessorOptions): Processo
 
   return {
     createPaymentIntent: (intent: NewPaymentIntent) =>
-      call(async () => {
+      call(async (limits) => {
         const amount = toStripeAmount(intent.amountMinor, intent.currency);
         if (!amount.ok) throw fieldValidationError('amount', amount.reason);
         return toPaymentIntent(
@@ -101,14 +155,14 @@ export function createStripeProcessor(options: StripeProcessorOptions): Processo
               metadata: intent.metadata,
               automatic_payment_methods: { enabled: true },
             },
-            { idempotencyKey: intentIdempotencyKey(intent.svcTxId) },
+            { idempotencyKey: intentIdempotencyKey(intent.svcTxId), ...limits },
           ),
         );
       }),
     retrievePaymentIntent: (id: string) =>
-      call(async () => {
+      call(async (limits) => {
         try {
-          return toPaymentIntent(await (await stripe()).paymentIntents.retrieve(id));
+          return toPaymentIntent(await (await stripe()).paymentIntents.retrieve(id, undefined, limits));
         } catch (error) {
           if (error instanceof Stripe.errors.StripeInvalidRequestError && (error.statusCode === 404 || error.code === 'resource_missing')) {
             return undefined;

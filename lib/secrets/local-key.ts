@@ -7,7 +7,12 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { aesGcmDecrypt, aesGcmEncrypt, type KeyEncryptionKey } from './secret-box';
 
-function loadOrCreateKey(path: string): Buffer {
+/**
+ * A local 256-bit key kept in a file (base64), created on first use with owner-only permissions; concurrent
+ * first uses (several processes) all end up with the one key that was written first. For local stand-ins of
+ * keys that AWS keeps (this file's KMS key, the cursor-sealing key).
+ */
+export function loadOrCreateKey(path: string): Buffer {
   try {
     const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64');
     if (key.length !== 32) throw new Error(`${path} does not hold a 256-bit key`);

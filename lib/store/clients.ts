@@ -1,7 +1,8 @@
 /** Clients (merchants), stored under their partner; `client_id` is unique per partner. */
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { errors } from '../domain/errors';
-import type { Client, ClientStatus } from '../domain/partner';
+import { toMinorUnits } from '../domain/money';
+import { type Client, type ClientStatus, FLAT_FEE_CURRENCY } from '../domain/partner';
 import { isConditionFailure } from './conditions';
 import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
@@ -14,10 +15,22 @@ export const toClient = (item: Record<string, unknown>): Client => ({
   legalName: item.legalName as string,
   status: item.status as ClientStatus,
   partnerFeePercentage: (item.partnerFeePercentage as number | null | undefined) ?? null,
-  partnerFeeFlatUsd: (item.partnerFeeFlatUsd as number | null | undefined) ?? null,
+  partnerFeeFlatUsdCents: flatFeeCents(item),
   createdAt: item.createdAt as string,
   updatedAt: item.updatedAt as string,
 });
+
+/**
+ * The flat fee in cents. Items written before it was kept in cents hold `partnerFeeFlatUsd` in dollars (local
+ * data only: nothing from then reached production); they are read exactly, as cents, until none is left.
+ */
+function flatFeeCents(item: Record<string, unknown>): number | null {
+  if (typeof item.partnerFeeFlatUsdCents === 'number') return item.partnerFeeFlatUsdCents;
+  if (typeof item.partnerFeeFlatUsd !== 'number') return null;
+  const cents = toMinorUnits(item.partnerFeeFlatUsd, FLAT_FEE_CURRENCY);
+  if (cents === undefined) throw new RangeError(`Client ${String(item.id)} holds a flat fee in fractions of a cent`);
+  return cents;
+}
 
 /** Conditional create: a second client with the same `client_id` under the partner is 409 CLIENT_EXISTS. */
 export async function createClient(client: Client): Promise<Client> {

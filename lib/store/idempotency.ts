@@ -24,6 +24,7 @@ export type ExistingRecord =
 
 export interface ClaimRequest extends IdempotencyScope {
   lockToken: string;
+  /** How long the lease runs: as long as the claiming request can still run (the HTTP chain's choice). */
   lockMs: number;
   nowMs: number;
 }

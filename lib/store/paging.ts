@@ -2,11 +2,15 @@
  * Cursor paging over a Query (decisions.md §9): newest first, `limit` items a page, filter expressions
  * allowed. A page is filled up to `limit` even when a filter drops items (up to a bounded number of reads;
  * past it the page is short and its cursor continues), and `next_cursor` is null exactly on the last page
- * (the repository reads one item past the page to know). The cursor is the opaque base64url of the last
- * returned item's key, checked on the way back in so that it can only continue the same list and range.
+ * (the repository reads one item past the page to know). The cursor is the base64url of the last returned
+ * item's key, sealed: an HMAC-SHA256 with the service's cursor key over that payload and the query it belongs
+ * to (index, partition, range, filter, order). So a cursor that was altered, made up, or issued for another
+ * query or partner is a 400 VALIDATION_ERROR before anything reaches DynamoDB.
  */
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { fieldValidationError } from '../domain/errors';
+import { cursorKey } from '../secrets/cursor-key';
 import { documentClient, tableName } from './dynamo';
 import { PARTITION_KEY, SORT_KEY } from './table';
 
@@ -35,33 +39,43 @@ const FILTERED_READ_SIZE = 100;
 /** Query calls per page at most, so a rare filter value cannot keep one request reading for long. */
 const MAX_READS_PER_PAGE = 10;
 
-/** Whether a sort key lies in the query's inclusive range (the upper bound matches as a prefix). */
-const withinRange = (sortKey: string, from: string | undefined, to: string | undefined) =>
-  (from === undefined || sortKey >= from) && (to === undefined || sortKey <= `${to}\uffff`);
-
 const keyNames = (index: PageQuery<unknown>['index']) =>
   index === undefined
     ? { pk: PARTITION_KEY, sk: SORT_KEY }
     : { pk: `${index}pk`, sk: `${index}sk` };
 
-export const encodeCursor = (key: Key) => Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
+/** What a cursor is bound to: everything that decides which items a query returns, and in what order. */
+const scopeOf = (query: PageQuery<unknown>) =>
+  JSON.stringify([
+    'cursor/v1',
+    query.index ?? 'table',
+    query.partition,
+    query.sortFrom ?? null,
+    query.sortTo ?? null,
+    query.filter?.expression ?? null,
+    query.filter?.values ?? null,
+    query.newestFirst ?? true,
+  ]);
 
-function decodeCursor(cursor: string, expected: { names: string[]; partitionName: string; partition: string }): Key {
-  const invalid = () => fieldValidationError('cursor', 'Invalid cursor');
-  let key: unknown;
-  try {
-    key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid();
+/** `<payload>.<tag>`, both base64url; the tag (a SHA-256 HMAC) always has 43 characters. */
+const CURSOR_FORMAT = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/;
+
+const tagOf = (secret: Buffer, scope: string, payload: string) =>
+  createHmac('sha256', secret).update(`${scope}\n${payload}`, 'utf8').digest('base64url');
+
+function sealCursor(secret: Buffer, scope: string, key: Key): string {
+  const payload = Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
+  return `${payload}.${tagOf(secret, scope, payload)}`;
+}
+
+/** The key a cursor continues from, if this service sealed it for this very query; else 400 on `cursor`. */
+function openCursor(secret: Buffer, scope: string, cursor: string): Key {
+  const [, payload, tag] = CURSOR_FORMAT.exec(cursor) ?? [];
+  // Compares the tag's text, not its decoded bytes: base64url's last character carries bits decoding ignores.
+  if (payload === undefined || tag === undefined || !timingSafeEqual(Buffer.from(tag), Buffer.from(tagOf(secret, scope, payload)))) {
+    throw fieldValidationError('cursor', 'Invalid cursor: pass the next_cursor of the same list, with the same filters, unchanged');
   }
-  if (typeof key !== 'object' || key === null || Array.isArray(key)) throw invalid();
-  const entries = Object.entries(key);
-  const valid =
-    entries.length === expected.names.length &&
-    entries.every(([name, value]) => expected.names.includes(name) && typeof value === 'string' && value.length > 0 && value.length <= 1024) &&
-    (key as Key)[expected.partitionName] === expected.partition;
-  if (!valid) throw invalid();
-  return key as Key;
+  return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Key;
 }
 
 export async function queryPage<T>(query: PageQuery<T>): Promise<Page<T>> {
@@ -89,13 +103,8 @@ export async function queryPage<T>(query: PageQuery<T>): Promise<Page<T>> {
     ScanIndexForward: !(query.newestFirst ?? true),
   };
 
-  let startKey: Key | undefined =
-    query.cursor === undefined
-      ? undefined
-      : decodeCursor(query.cursor, { names: keyAttributes, partitionName: names.pk, partition: query.partition });
-  if (startKey !== undefined && !withinRange(startKey[names.sk] ?? '', query.sortFrom, query.sortTo)) {
-    throw fieldValidationError('cursor', 'The cursor does not belong to this query');
-  }
+  const scope = scopeOf(query);
+  let startKey: Key | undefined = query.cursor === undefined ? undefined : openCursor(await cursorKey(), scope, query.cursor);
   // Filtered queries read in larger steps (the filter drops items); unfiltered ones read exactly one past the page.
   const readSize = query.filter === undefined ? query.limit + 1 : Math.max(query.limit + 1, FILTERED_READ_SIZE);
   const raw: Record<string, unknown>[] = [];
@@ -114,10 +123,10 @@ export async function queryPage<T>(query: PageQuery<T>): Promise<Page<T>> {
   const last = pageItems.at(-1);
   let nextCursor: string | null = null;
   if (raw.length > query.limit && last !== undefined) {
-    nextCursor = encodeCursor(Object.fromEntries(keyAttributes.map((name) => [name, String(last[name])])));
+    nextCursor = sealCursor(await cursorKey(), scope, Object.fromEntries(keyAttributes.map((name) => [name, String(last[name])])));
   } else if (stoppedAt !== undefined) {
     // A very selective filter: the page is short, and the cursor continues where the reading stopped.
-    nextCursor = encodeCursor(stoppedAt);
+    nextCursor = sealCursor(await cursorKey(), scope, stoppedAt);
   }
   return { items: pageItems.map(query.toItem), nextCursor };
 }

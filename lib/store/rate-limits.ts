@@ -6,6 +6,12 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
 
+/**
+ * The time the rate limiter counts by. Tests set `now` to pin a request inside a window, so they assert exact
+ * outcomes instead of waiting for a minute boundary.
+ */
+export const rateLimitClock = { now: (): number => Date.now() };
+
 /** Adds one request to the owner's current window and returns the window's count including it. */
 export async function countRequest(owner: string, windowStartMinute: number): Promise<number> {
   const { Attributes } = await documentClient.send(

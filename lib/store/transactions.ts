@@ -2,6 +2,7 @@
 import type { IdempotencyScope } from '../domain/caller';
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { errors, fieldValidationError } from '../domain/errors';
+import { currencyCode } from '../domain/money';
 import type { Transaction, TransactionStatus } from '../domain/transaction';
 import { failedConditions, failedItem } from './conditions';
 import { documentClient, tableName } from './dynamo';
@@ -19,7 +20,7 @@ const toTransaction = (item: Record<string, unknown>): Transaction => ({
   partnerReference: item.partnerReference as string,
   processorPaymentIntentId: (item.processorPaymentIntentId as string | null | undefined) ?? null,
   amountMinor: item.amountMinor as number,
-  currency: item.currency as string,
+  currency: currencyCode(item.currency as string),
   status: item.status as TransactionStatus,
   settlementStatus: item.settlementStatus as Transaction['settlementStatus'],
   fees: (item.fees as Transaction['fees'] | undefined) ?? null,

@@ -9,7 +9,7 @@ export interface NewClient {
   legalName: string;
   status: ClientStatus;
   partnerFeePercentage: number | null;
-  partnerFeeFlatUsd: number | null;
+  partnerFeeFlatUsdCents: number | null;
 }
 
 /**

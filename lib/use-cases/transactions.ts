@@ -4,6 +4,7 @@
  */
 import { errors, fieldValidationError } from '../domain/errors';
 import { countMetric } from '../observability';
+import type { CurrencyCode } from '../domain/money';
 import { newId } from '../domain/ids';
 import type { Partner } from '../domain/partner';
 import {
@@ -35,7 +36,7 @@ export interface NewTransaction {
   partnerId: string;
   clientId: string;
   amountMinor: number;
-  currency: string;
+  currency: CurrencyCode;
   partnerReference: string;
   meta: Record<string, unknown> | undefined;
 }
@@ -192,7 +193,9 @@ async function visibleTransaction(
 /**
  * POST /transactions/attach-intent (legacy). Steps: the transaction (404 TX_NOT_FOUND); the payment gate again
  * (a partner suspended since `initialize` takes no payment); the intent must exist at the processor and match
- * the transaction's amount and currency (400 VALIDATION_ERROR); then initialized -> pending and the intent
+ * the transaction's amount and currency, and its `svc_tx_id`/`partner_id` metadata, where present, must name
+ * this transaction and its partner (400 VALIDATION_ERROR: an intent made for another transaction or partner
+ * cannot be taken over by someone who knows its id and amount); then initialized -> pending and the intent
  * link in one conditional TransactWriteItems (which re-checks the gate). Attaching the same intent again
  * answers the same result; a transaction past `initialized` is 409 TX_NOT_INITIALIZED.
  */
@@ -209,6 +212,10 @@ export async function attachIntent(
   if (intent === undefined) throw invalidIntent('No such payment intent at the processor');
   if (intent.amountMinor !== transaction.amountMinor || intent.currency !== transaction.currency) {
     throw invalidIntent("The payment intent's amount or currency does not match the transaction");
+  }
+  const { svc_tx_id: intentTxId, partner_id: intentPartnerId } = intent.metadata;
+  if ((intentTxId !== undefined && intentTxId !== transaction.svcTxId) || (intentPartnerId !== undefined && intentPartnerId !== transaction.partnerId)) {
+    throw invalidIntent('The payment intent belongs to another transaction or partner');
   }
   if (intent.status === 'canceled') throw invalidIntent('The payment intent is canceled');
   const now = new Date().toISOString();

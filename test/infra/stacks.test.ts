@@ -16,6 +16,7 @@ beforeAll(() => {
     table: statefulStack.table,
     secretsKey: statefulStack.secretsKey,
     processorSecret: statefulStack.processorSecret,
+    cursorSecret: statefulStack.cursorSecret,
     adminAuth: { jwksUrl: 'https://issuer.example/.well-known/jwks.json', issuer: 'https://issuer.example/', audience: 'partner-payments-admin' },
   });
   stateful = Template.fromStack(statefulStack);
@@ -59,6 +60,15 @@ describe('stateful stack', () => {
   it('has a retained Secrets Manager secret for the processor keys', () => {
     stateful.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain' });
   });
+
+  it('generates the cursor-sealing key as a secret of its own, retained (a new key would void every cursor)', () => {
+    const secrets = Object.entries(stateful.findResources('AWS::SecretsManager::Secret')).filter(([logicalId]) => logicalId.startsWith('CursorKey'));
+    expect(secrets).toHaveLength(1);
+    expect(secrets[0]?.[1]).toMatchObject({
+      DeletionPolicy: 'Retain',
+      Properties: { GenerateSecretString: { PasswordLength: 64, ExcludePunctuation: true } },
+    });
+  });
 });
 
 describe('API stack', () => {
@@ -84,14 +94,23 @@ describe('API stack', () => {
     }
   });
 
-  /** The actions granted to one route's function, from its role's policy. */
-  function actionsOf(name: string): string[] {
+  type Statement = { Action: string | string[]; Resource: unknown };
+
+  /** The statements of one route's function's role policy. */
+  function statementsOf(name: string): Statement[] {
     const prefix = `Fn${name.replace(/-/g, '')}ServiceRoleDefaultPolicy`;
     const policies = Object.entries(api.findResources('AWS::IAM::Policy')).filter(([logicalId]) => logicalId.startsWith(prefix));
-    return policies.flatMap(([, policy]) =>
-      (policy.Properties.PolicyDocument.Statement as Array<{ Action: string | string[] }>).flatMap((statement) => [statement.Action].flat()),
-    );
+    return policies.flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as Statement[]);
   }
+
+  /** The actions granted to one route's function, from its role's policy. */
+  const actionsOf = (name: string): string[] => statementsOf(name).flatMap((statement) => [statement.Action].flat());
+
+  /** Whether a function may read the stateful stack's secret whose logical id starts with `secretId`. */
+  const readsSecret = (name: string, secretId: string) =>
+    statementsOf(name).some(
+      (statement) => [statement.Action].flat().includes('secretsmanager:GetSecretValue') && JSON.stringify(statement.Resource).includes(secretId),
+    );
 
   it('grants each function exactly the table and KMS access its route declares (least privilege)', () => {
     for (const route of [...routes, { ...fallbackRoute, method: 'ANY', path: '$default' }]) {
@@ -109,17 +128,21 @@ describe('API stack', () => {
         route: route.name,
         kmsDecrypt: route.access.kms?.includes('decrypt') ?? false,
       });
-      expect({ route: route.name, processorKeys: actions.includes('secretsmanager:GetSecretValue') }).toEqual({
+      expect({ route: route.name, processorKeys: readsSecret(route.name, 'ProcessorKeys') }).toEqual({
         route: route.name,
         processorKeys: route.access.processorKeys === true,
+      });
+      expect({ route: route.name, cursorKey: readsSecret(route.name, 'CursorKey') }).toEqual({
+        route: route.name,
+        cursorKey: route.access.cursorKey === true,
       });
     }
   });
 
   it('routes partner mutations to functions that may decrypt HMAC secrets, and reads to read-only functions', () => {
     expect(routes.find((route) => route.name === 'clients-create')?.access).toEqual({ table: 'readWrite', kms: ['decrypt'] });
-    expect(routes.find((route) => route.name === 'clients-list')?.access).toEqual({ table: 'read' });
-    expect(routes.find((route) => route.name === 'transactions-list')?.access).toEqual({ table: 'read' });
+    expect(routes.find((route) => route.name === 'clients-list')?.access).toEqual({ table: 'read', cursorKey: true });
+    expect(routes.find((route) => route.name === 'transactions-list')?.access).toEqual({ table: 'read', cursorKey: true });
     for (const name of ['transactions-checkout-intent', 'transactions-checkout-intent-v2', 'transactions-attach-intent']) {
       expect(routes.find((route) => route.name === name)?.access).toEqual({ table: 'readWrite', kms: ['decrypt'], processorKeys: true });
     }
@@ -129,9 +152,20 @@ describe('API stack', () => {
     const functions = Object.entries(api.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x' } }));
     const withSecret = functions.filter(([, fn]) => fn.Properties.Environment.Variables.PROCESSOR_SECRET_ARN !== undefined).map(([id]) => id);
     expect(withSecret.sort()).toEqual(
-      functions.map(([id]) => id).filter((id) => /^Fn(transactionscheckoutintent|transactionscheckoutintentv2|transactionsattachintent|brandingpacket)[A-F0-9]{8}$/.test(id)).sort(),
+      functions.map(([id]) => id).filter((id) => /^Fn(transactionscheckoutintent|transactionscheckoutintentv2|transactionsattachintent|brandingpacket|health)[A-F0-9]{8}$/.test(id)).sort(),
     );
     for (const [, fn] of functions) expect(Object.keys(fn.Properties.Environment.Variables)).not.toContain('PROCESSOR_SECRET_KEY');
+  });
+
+  it('lets only the list functions read the cursor-sealing key, and gives them its ARN', () => {
+    const allNames = [...new Set([...routes.map((route) => route.name), fallbackRoute.name])];
+    const lists = allNames.filter((name) => name.endsWith('-list'));
+    const functions = Object.entries(api.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x' } }));
+    const withArn = functions.filter(([, fn]) => fn.Properties.Environment.Variables.CURSOR_SECRET_ARN !== undefined).map(([id]) => id);
+
+    expect(lists.sort()).toEqual(['admin-partners-list', 'clients-list', 'transactions-list']);
+    expect(allNames.filter((name) => readsSecret(name, 'CursorKey')).sort()).toEqual(lists);
+    expect(withArn.sort()).toEqual(functions.map(([id]) => id).filter((id) => lists.some((name) => id.startsWith(`Fn${name.replace(/-/g, '')}`))).sort());
   });
 
   it('serves the branding packet and its CORS preflight from one function, and no preflight for checkout-intent-v2', () => {

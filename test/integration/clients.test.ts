@@ -39,6 +39,53 @@ describe('POST /clients', () => {
     expect(response.body).toMatchObject({ status: 'pending_kyc', partner_fee_percentage: 1.5, partner_fee_flat_usd: 0.3 });
   });
 
+  it('keeps partner_fee_flat_usd in whole cents, converted exactly (0.29 USD is 29 cents, not 28.999…), and answers it in dollars', async () => {
+    const { getClient } = await import('../../lib/store/clients');
+    const id = clientId();
+
+    const response = await suite.api.signed(suite.partner, '/clients', { client_id: id, legal_name: 'Flat Ltd', partner_fee_flat_usd: 0.29 });
+    const stored = await getClient(suite.partner.partnerId, id);
+
+    expect(response.body.partner_fee_flat_usd).toBe(0.29);
+    expect(stored).toMatchObject({ partnerFeeFlatUsdCents: 29 });
+    expect(stored).not.toHaveProperty('partnerFeeFlatUsd');
+  });
+
+  it('reads a client stored before the fee was kept in cents (partnerFeeFlatUsd in dollars) as cents', async () => {
+    // Arrange: an item as the service wrote it before (dollars, as a float)
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { documentClient, tableName } = await import('../../lib/store/dynamo');
+    const { keys } = await import('../../lib/store/keys');
+    const { getClient } = await import('../../lib/store/clients');
+    const id = clientId();
+    const now = new Date().toISOString();
+    await documentClient.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: {
+          ...keys.client(suite.partner.partnerId, id),
+          ...keys.clientIndex(suite.partner.partnerId, id, now),
+          entity: 'client',
+          id: 'cli_legacy',
+          partnerId: suite.partner.partnerId,
+          clientId: id,
+          legalName: 'Old Ltd',
+          status: 'active',
+          partnerFeePercentage: null,
+          partnerFeeFlatUsd: 0.29,
+          createdAt: now,
+          updatedAt: now,
+        },
+      }),
+    );
+
+    // Act
+    const stored = await getClient(suite.partner.partnerId, id);
+
+    // Assert
+    expect(stored).toMatchObject({ partnerFeeFlatUsdCents: 29 });
+  });
+
   it('refuses a partner fee below the service fee with 400 CLIENT_FEE_BELOW_SVC_FEE', async () => {
     const response = await suite.api.signed(suite.partner, '/clients', { client_id: clientId(), legal_name: 'Cheap Ltd', partner_fee_percentage: 1.49 });
 
@@ -56,6 +103,7 @@ describe('POST /clients', () => {
     [{ client_id: 'merchant-ok', legal_name: 'Status Ltd', status: 'closed' }, 'status'],
     [{ client_id: 'merchant-ok', legal_name: 'Pct Ltd', partner_fee_percentage: 101 }, 'partner_fee_percentage'],
     [{ legal_name: 'No Id Ltd' }, 'client_id'],
+    [{ client_id: 'merchant-ok', legal_name: 'Lone \ud800 Surrogate Ltd' }, 'legal_name'],
   ])('refuses %j with 400 VALIDATION_ERROR on %s', async (body, field) => {
     const response = await suite.api.signed(suite.partner, '/clients', body);
 

@@ -1,4 +1,4 @@
-/** Paging over a Query (lib/store/paging.ts) against DynamoDB Local: bounded reads, cursors tied to the query. */
+/** Paging over a Query (lib/store/paging.ts) against DynamoDB Local: bounded reads, sealed cursors tied to the query. */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
@@ -73,5 +73,63 @@ describe('queryPage', () => {
     await expect(outOfRange).rejects.toBeInstanceOf(ServiceError);
     await expect(outOfRange).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
     await expect(otherList).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+  });
+});
+
+describe('sealed cursors', () => {
+  /** The cursor's payload as the unsealed encoding had it: base64url JSON of the last item's keys. */
+  const forge = (key: Record<string, string>) => Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
+  const lastKeyOf = (n: number) => {
+    const createdAt = new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString();
+    return { pk: `PAGING#${n}`, sk: 'ITEM', gsi1pk: partition, gsi1sk: `${createdAt}#${n}` };
+  };
+
+  /** Refused as the caller's mistake (400 on `cursor`), before DynamoDB sees anything. */
+  async function expectRefused(attempt: Promise<unknown>) {
+    const error = await attempt.then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(error).toMatchObject({ status: 400, code: 'VALIDATION_ERROR', details: { fieldErrors: { cursor: [expect.any(String)] } } });
+  }
+
+  it('continues the list with the cursor it issued', async () => {
+    const first = await page({ limit: 10 });
+
+    const second = await page({ limit: 10, cursor: first.nextCursor ?? '' });
+
+    expect(second.items).toEqual(Array.from({ length: 10 }, (_, i) => ITEMS - 11 - i));
+  });
+
+  it('refuses a cursor altered at any one character', async () => {
+    const cursor = (await page({ limit: 10 })).nextCursor ?? '';
+
+    for (let i = 0; i < cursor.length; i++) {
+      const altered = `${cursor.slice(0, i)}${cursor[i] === 'A' ? 'B' : 'A'}${cursor.slice(i + 1)}`;
+      await expectRefused(page({ limit: 10, cursor: altered }));
+    }
+  });
+
+  it('refuses a cursor made outside the service, even one naming a real item of this list', async () => {
+    await expectRefused(page({ limit: 10, cursor: forge(lastKeyOf(700)) }));
+  });
+
+  it('refuses multi-byte and oversized key values without sending them to DynamoDB', async () => {
+    const multiByte = { ...lastKeyOf(700), gsi1sk: '€'.repeat(400) };
+    const oversized = { ...lastKeyOf(700), pk: `PAGING#${'9'.repeat(2100)}` };
+
+    await expectRefused(page({ limit: 10, cursor: forge(multiByte) }));
+    await expectRefused(page({ limit: 10, cursor: forge(oversized) }));
+    await expectRefused(page({ limit: 10, cursor: 'é'.repeat(100) }));
+    await expectRefused(page({ limit: 10, cursor: 'A'.repeat(2049) }));
+  });
+
+  it('refuses a cursor of the same list under another filter', async () => {
+    const rare = await page({ limit: 1, rare: true });
+    const common = await page({ limit: 10 });
+
+    await expectRefused(page({ limit: 10, cursor: rare.nextCursor ?? '' }));
+    await expectRefused(page({ limit: 10, cursor: common.nextCursor ?? '', rare: true }));
   });
 });

@@ -2,11 +2,12 @@
  * The controls every partner mutation goes through (interface-spec.md Authentication; decisions.md §3-4),
  * over HTTP against the local API.
  */
-import { describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../lib/store/dynamo';
 import { keys } from '../../lib/store/keys';
+import { rateLimitClock } from '../../lib/store/rate-limits';
 import { sign, usePartnerSuite } from '../support/api';
 
 const suite = usePartnerSuite();
@@ -47,7 +48,7 @@ describe('auth errors of a partner mutation (POST /clients)', () => {
   it('accepts the signature in upper-case hex too (the digest is the same bytes)', async () => {
     const response = await suite.api.request('POST', '/clients', { headers: { ...headers(), 'x-svc-hmac': sign(suite.partner.hmacSecret, body).toUpperCase() }, body });
 
-    expect([201, 409]).toContain(response.status);
+    expect(response.status).toBe(201);
   });
 });
 
@@ -252,30 +253,85 @@ describe('idempotency', () => {
 });
 
 describe('rate limiting', () => {
-  /** Keeps the test inside one fixed window: waits out the last seconds of a minute. */
-  async function awayFromWindowEnd() {
-    const secondsLeft = 60 - (Date.now() / 1000) % 60;
-    if (secondsLeft < 10) await new Promise((resolve) => setTimeout(resolve, secondsLeft * 1000 + 100));
-  }
+  // Each test pins the rate limiter's clock inside one window (so nothing waits for a minute boundary) and
+  // uses partners of its own, so windows never collide.
+  const WINDOW_START_MS = Date.UTC(2031, 0, 1, 12, 0, 0);
+  const at = (offsetMs: number) => {
+    rateLimitClock.now = () => WINDOW_START_MS + offsetMs;
+  };
+  afterEach(() => {
+    rateLimitClock.now = () => Date.now();
+  });
 
-  it("answers the 6th mutation in a minute with 429 RATE_LIMITED and Retry-After, and leaves other partners alone", async () => {
-    const limited = await suite.api.createPartner({ rate_limit_per_minute: 5 });
-    const other = await suite.api.createPartner({ rate_limit_per_minute: 5 });
-    await awayFromWindowEnd();
+  const statuses = (responses: Array<{ status: number }>) => responses.map((response) => response.status);
 
-    const firstFive = [];
-    for (let i = 0; i < 5; i++) firstFive.push(await suite.api.signed(limited, '/clients', newClient()));
-    const sixth = await suite.api.signed(limited, '/clients', newClient());
+  it('answers the 4th mutation of a window with 429 RATE_LIMITED and the seconds left, leaves other partners and reads alone, and opens again in the next window', async () => {
+    const limited = await suite.api.createPartner({ rate_limit_per_minute: 3 });
+    const other = await suite.api.createPartner({ rate_limit_per_minute: 3 });
+    at(45_000);
+
+    const firstThree = [];
+    for (let i = 0; i < 3; i++) firstThree.push(await suite.api.signed(limited, '/clients', newClient()));
+    const fourth = await suite.api.signed(limited, '/clients', newClient());
     const otherPartner = await suite.api.signed(other, '/clients', newClient());
     const read = await suite.api.read(limited, '/clients');
+    at(60_000);
+    const nextWindow = await suite.api.signed(limited, '/clients', newClient());
 
-    expect(firstFive.map((response) => response.status)).toEqual([201, 201, 201, 201, 201]);
-    expect(sixth.status).toBe(429);
-    expect(sixth.body).toEqual({ error: expect.any(String), code: 'RATE_LIMITED' });
-    const retryAfter = Number(sixth.headers.get('retry-after'));
-    expect(retryAfter).toBeGreaterThanOrEqual(1);
-    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(statuses(firstThree)).toEqual([201, 201, 201]);
+    expect(fourth.status).toBe(429);
+    expect(fourth.body).toEqual({ error: expect.any(String), code: 'RATE_LIMITED' });
+    expect(fourth.headers.get('retry-after')).toBe('15');
     expect(otherPartner.status).toBe(201);
     expect(read.status).toBe(200);
+    expect(nextWindow.status).toBe(201);
+  });
+
+  it("does not count requests with a wrong signature: 100 of them leave the partner's full quota", async () => {
+    // Arrange: someone holds the partner's API key but not its HMAC secret
+    const victim = await suite.api.createPartner({ rate_limit_per_minute: 3 });
+    const leaked = { apiKey: victim.apiKey, hmacSecret: 'svc_hmac_guessed' };
+    at(10_000);
+
+    // Act
+    const forged = [];
+    for (let batch = 0; batch < 10; batch++) {
+      forged.push(...(await Promise.all(Array.from({ length: 10 }, () => suite.api.signed(leaked, '/clients', newClient())))));
+    }
+    const genuine = [];
+    for (let i = 0; i < 4; i++) genuine.push(await suite.api.signed(victim, '/clients', newClient()));
+
+    // Assert
+    expect(forged).toHaveLength(100);
+    expect(new Set(forged.map((response) => `${response.status} ${response.body.code}`))).toEqual(new Set(['401 HMAC_INVALID']));
+    expect(statuses(genuine)).toEqual([201, 201, 201, 429]);
   }, 30_000);
+
+  it("holds a platform key acting for a partner to that partner's rate_limit_per_minute", async () => {
+    // Arrange
+    const platform = await suite.api.createPlatformKey();
+    const partner = await suite.api.createPartner({ rate_limit_per_minute: 3 });
+    const clientId = await suite.api.createClient(partner);
+    const other = await suite.api.createPartner({ rate_limit_per_minute: 3 });
+    const otherClientId = await suite.api.createClient(other);
+    const initialize = (partnerId: string, client: string) =>
+      suite.api.signed(platform, '/transactions/initialize', {
+        partner_id: partnerId,
+        client_id: client,
+        amount: 10,
+        currency: 'USD',
+        partner_reference: `order-${randomUUID()}`,
+      });
+    at(30_000);
+
+    // Act
+    const forPartner = [];
+    for (let i = 0; i < 4; i++) forPartner.push(await initialize(partner.partnerId, clientId));
+    const forOther = await initialize(other.partnerId, otherClientId);
+
+    // Assert
+    expect(statuses(forPartner)).toEqual([201, 201, 201, 429]);
+    expect(forPartner[3]?.body.code).toBe('RATE_LIMITED');
+    expect(forOther.status).toBe(201);
+  });
 });

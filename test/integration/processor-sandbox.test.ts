@@ -3,114 +3,20 @@
  * receiver whose signatures are checked with the SDK's own verifier.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import Stripe from 'stripe';
 import { startProcessorSandbox, type ProcessorSandbox, type SandboxEvent } from '../../infra/local/processor-sandbox';
 import { freePort } from '../support/ports';
+import { deliveryOf, failure, runModule, sdk as sandboxSdk, startReceiver, waitFor, type Receiver } from '../support/processor-sandbox';
 
 const SECRET_KEY = 'sk_test_sandbox_integration_0123456789';
 const WEBHOOK_SECRET = 'whsec_sandbox_integration';
-
-interface Delivery {
-  headers: IncomingHttpHeaders;
-  rawBody: string;
-  eventId: string;
-  type: string;
-  objectId: string;
-}
-
-interface Receiver {
-  url: string;
-  deliveries: Delivery[];
-  close(): Promise<void>;
-}
-
-/** A webhook endpoint on a free port; `status(n)` is its answer to the n-th request (1-based). */
-async function startReceiver(status: (n: number) => number = () => 200): Promise<Receiver> {
-  const deliveries: Delivery[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const rawBody = Buffer.concat(chunks).toString('utf8');
-      const event = JSON.parse(rawBody) as { id: string; type: string; data: { object: { id: string } } };
-      deliveries.push({ headers: req.headers, rawBody, eventId: event.id, type: event.type, objectId: event.data.object.id });
-      res.writeHead(status(deliveries.length), { 'content-type': 'text/plain' }).end('thanks');
-    });
-  });
-  const port = await freePort();
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${port}/webhooks/processor`,
-    deliveries,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
-  };
-}
 
 async function startSandbox(webhookUrl: string, retryDelaysMs = [50, 50]): Promise<ProcessorSandbox> {
   return startProcessorSandbox({ port: await freePort(), host: '127.0.0.1', secretKey: SECRET_KEY, webhookSecret: WEBHOOK_SECRET, webhookUrl, retryDelaysMs });
 }
 
 function sdk(sandbox: ProcessorSandbox, key = SECRET_KEY): Stripe {
-  return new Stripe(key, { host: '127.0.0.1', port: sandbox.port, protocol: 'http' });
-}
-
-/** Polls until `probe` returns a value (events are delivered asynchronously, after the API response). */
-async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 4_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-function deliveryOf(receiver: Receiver, type: string, objectId: string): Promise<Delivery> {
-  return waitFor(`${type} for ${objectId}`, () => receiver.deliveries.find((d) => d.type === type && d.objectId === objectId));
-}
-
-/** The error a call fails with (and a failure of the test if it does not fail). */
-async function failure(call: Promise<unknown>): Promise<Stripe.errors.StripeError> {
-  try {
-    await call;
-  } catch (error) {
-    return error as Stripe.errors.StripeError;
-  }
-  throw new Error('expected the call to fail');
-}
-
-/** Runs an ES module (plain JS; its imports may be TypeScript) in a fresh Node process at the project root. */
-function runModule(source: string, timeoutMs: number): Promise<{ exitCode: number | null; timedOut: boolean; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', source], {
-      cwd: fileURLToPath(new URL('../..', import.meta.url)),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (exitCode) => {
-      clearTimeout(timer);
-      resolve({ exitCode, timedOut, stdout, stderr });
-    });
-  });
+  return sandboxSdk(sandbox, key);
 }
 
 async function rawPost(sandbox: ProcessorSandbox, path: string, body: string, headers: Record<string, string> = {}) {
@@ -505,6 +411,43 @@ describe('the processor sandbox API, through the stripe SDK', () => {
       expect(notSucceeded.status).toBe(400);
       expect(notSucceeded.body.error).toMatchObject({ type: 'invalid_request_error', code: 'payment_intent_unexpected_state' });
       expect(unauthenticated.status).toBe(401);
+    });
+  });
+
+  describe('odd input', () => {
+    it('refuses parameters nested deeper than any Stripe parameter with 400, also under an idempotency key, and keeps serving', async () => {
+      const key = `deep-${Date.now()}`;
+      const deep = `amount=100&currency=usd&metadata${'[a]'.repeat(5_000)}=1`;
+
+      const refused = await rawPost(sandbox, '/v1/payment_intents', deep, { 'idempotency-key': key });
+      const after = await rawPost(sandbox, '/v1/payment_intents', 'amount=100&currency=usd', { 'idempotency-key': key });
+
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/^Invalid request body: .*nested/) });
+      expect(after.status).toBe(200);
+    });
+
+    it('refuses an empty Idempotency-Key rather than sharing one key among unrelated requests', async () => {
+      const before = sandbox.intents().length;
+
+      const first = await rawPost(sandbox, '/v1/payment_intents', 'amount=100&currency=usd', { 'idempotency-key': '' });
+      const second = await rawPost(sandbox, '/v1/payment_intents', 'amount=200&currency=usd', { 'idempotency-key': '' });
+
+      for (const answer of [first, second]) {
+        expect(answer.status).toBe(400);
+        expect(answer.body.error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining('Invalid idempotency key') });
+      }
+      expect(sandbox.intents()).toHaveLength(before);
+    });
+
+    it('refuses an amount above 99,999,999 minor units with amount_too_large, as Stripe does', async () => {
+      const tooLarge = await failure(stripe.paymentIntents.create({ amount: 100_000_000, currency: 'usd' }));
+      const largest = await stripe.paymentIntents.create({ amount: 99_999_999, currency: 'usd' });
+
+      expect(tooLarge.statusCode).toBe(400);
+      expect(tooLarge.code).toBe('amount_too_large');
+      expect(tooLarge.param).toBe('amount');
+      expect(largest.amount).toBe(99_999_999);
     });
   });
 

@@ -38,6 +38,7 @@ process.env.PROCESSOR_SECRET_KEY = SECRET_KEY;
 const { usePartnerSuite } = await import('../support/api');
 const { createHandler } = await import('../../functions/transactions-checkout-intent');
 const { transactionDeps } = await import('../../lib/adapters');
+const { currencyCode } = await import('../../lib/domain/money');
 const { processor } = transactionDeps;
 const store = await import('../../lib/store/transactions');
 const { sign } = await import('../support/api');
@@ -184,7 +185,7 @@ describe('POST /transactions/checkout-intent', () => {
     const refused = processor.createPaymentIntent({
       svcTxId: `svc_tx_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
       amountMinor: 100,
-      currency: 'USD',
+      currency: currencyCode('USD'),
       receiptEmail: 'not-an-email',
       statementDescriptorSuffix: undefined,
       metadata: {},

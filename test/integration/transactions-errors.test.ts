@@ -108,16 +108,80 @@ describe.each(endpoints)('POST %s', (path) => {
     expect(Object.keys(response.body.details.fieldErrors)).toContain(field);
   });
 
-  it('keeps any JSON object as meta, exactly: deep nesting, extreme numbers, empty keys', async () => {
+  it('keeps any JSON object as meta, exactly: nesting to the limit, extreme numbers, empty keys', async () => {
+    // meta itself is level 1, `deep` level 2, and 30 more levels below it: 32 in all, the limit
     let deep: Record<string, unknown> = { leaf: true };
-    for (let i = 0; i < 40; i++) deep = { d: deep };
+    for (let i = 0; i < 30; i++) deep = { d: deep };
     const meta = { deep, tiny: 1e-200, huge: 1e200, '': 'empty key', nested: { '': [1, 'two', null] } };
 
     const response = await send(body({ meta }));
     const read = await suite.api.read(suite.partner, `/transactions/${response.body.svc_tx_id}`);
+    const tooDeep = await send(body({ meta: { ...meta, deep: { d: deep } } }));
 
     expect(response.status).toBe(201);
     expect(read.body.meta).toEqual(meta);
+    expect(tooDeep.status).toBe(400);
+    expect(tooDeep.body.details.fieldErrors.meta).toEqual([expect.stringContaining('32 levels')]);
+  });
+
+  it('answers 400 on meta, not 500, for meta nested 10,000 levels deep', async () => {
+    const deepMeta = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
+    const rawBody = JSON.stringify(forEndpoint(path, body())).replace(/}$/, `,"meta":${deepMeta}}`);
+
+    const response = await suite.api.signed(suite.partner, path, undefined, { rawBody });
+
+    expect(response.status).toBe(400);
+    expect(Object.keys(response.body.details.fieldErrors)).toEqual(['meta']);
+  });
+
+  it('answers 400 on meta for a 4.7 MB meta of 400,000 keys', async () => {
+    const meta = Object.fromEntries(Array.from({ length: 400_000 }, (_, i) => [`k${i}`, 0]));
+
+    const response = await send(body({ meta }));
+
+    expect(response.status).toBe(400);
+    expect(Object.keys(response.body.details.fieldErrors)).toEqual(['meta']);
+  });
+
+  it('answers 400 on partner_reference for 251 emoji (under 255 characters, but 502 UTF-16 units: more than the processor keeps)', async () => {
+    const response = await send(body({ partner_reference: '😀'.repeat(251) }));
+
+    expect(response.status).toBe(400);
+    expect(Object.keys(response.body.details.fieldErrors)).toEqual(['partner_reference']);
+  });
+
+  it('accepts 250 emoji as partner_reference (500 UTF-16 units) and keeps them', async () => {
+    const reference = '😀'.repeat(250);
+
+    const response = await send(body({ partner_reference: reference }));
+    const read = await suite.api.read(suite.partner, `/transactions/${response.body.svc_tx_id}`);
+
+    expect(response.status).toBe(201);
+    expect(read.body.partnerReference).toBe(reference);
+  });
+
+  it.each([
+    [{ partner_reference: 'x\ud800' }, 'partner_reference'],
+    [{ meta: { note: 'x\udc00y' } }, 'meta'],
+    [{ meta: { 'key\ud83d': 1 } }, 'meta'],
+    [{ meta: { list: [['\ud800']] } }, 'meta'],
+  ])('answers 400 on the field, not 500, for a lone surrogate in %j', async (overrides, field) => {
+    const response = await send(body(overrides));
+
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('VALIDATION_ERROR');
+    expect(Object.keys(response.body.details.fieldErrors)).toEqual([field]);
+  });
+
+  it('keeps meta keys named __proto__ and constructor, and returns them exactly as given', async () => {
+    const metaText = '{"__proto__":{"a":1},"constructor":1}';
+    const rawBody = JSON.stringify(forEndpoint(path, body())).replace(/}$/, `,"meta":${metaText}}`);
+
+    const response = await suite.api.signed(suite.partner, path, undefined, { rawBody });
+    const read = await suite.api.read(suite.partner, `/transactions/${response.body.svc_tx_id}`);
+
+    expect(response.status).toBe(201);
+    expect(JSON.stringify(read.body.meta)).toBe(metaText);
   });
 
   it('accepts amounts at the currency limits: 3 decimals in KWD, whole JPY, lower-case currency', async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
 import { config } from '../../lib/config';
+import { currencyCode } from '../../lib/domain/money';
 import { usePartnerSuite } from '../support/api';
 
 const sandboxUrl = new URL(config.PROCESSOR_API_BASE ?? '');
@@ -83,6 +84,32 @@ describe('legacy flow', () => {
     expect(read.body.status).toBe('initialized');
   });
 
+  it("refuses an intent whose svc_tx_id or partner_id metadata names another transaction or partner, and takes one whose metadata matches", async () => {
+    // Arrange: intents of the right amount, made outside this transaction by someone else
+    const tx = await initialize();
+    const other = await initialize();
+    const withMetadata = (metadata: Record<string, string>) =>
+      stripe.paymentIntents.create({ amount: 1500, currency: 'jpy', metadata, automatic_payment_methods: { enabled: true } });
+    const otherTransaction = await withMetadata({ svc_tx_id: other.body.svc_tx_id, partner_id: suite.partner.partnerId });
+    const otherPartner = await withMetadata({ svc_tx_id: tx.body.svc_tx_id, partner_id: 'ptr_someoneelse00000000000000' });
+    const matching = await withMetadata({ svc_tx_id: tx.body.svc_tx_id, partner_id: suite.partner.partnerId });
+
+    // Act
+    const refused = [await attach(tx.body.svc_tx_id, otherTransaction.id), await attach(tx.body.svc_tx_id, otherPartner.id)];
+    const afterRefusals = await suite.api.read(suite.partner, `/transactions/${tx.body.svc_tx_id}`);
+    const accepted = await attach(tx.body.svc_tx_id, matching.id);
+
+    // Assert
+    for (const response of refused) {
+      expect(response.status).toBe(400);
+      expect(response.body.code).toBe('VALIDATION_ERROR');
+      expect(Object.keys(response.body.details.fieldErrors)).toEqual(['processor_payment_intent_id']);
+    }
+    expect(afterRefusals.body.status).toBe('initialized');
+    expect(accepted.status).toBe(200);
+    expect(accepted.body).toEqual({ svc_tx_id: tx.body.svc_tx_id, status: 'pending', processor_payment_intent_id: matching.id });
+  });
+
   it('refuses an intent already linked to another transaction', async () => {
     const first = await initialize();
     const second = await initialize();
@@ -142,7 +169,7 @@ describe('crash safety of initialize', () => {
     const partner = await getPartner(suite.partner.partnerId);
     if (partner === undefined) throw new Error('partner missing');
     const caller = { kind: 'partner' as const, keyId: suite.partner.keyId, partner };
-    const input = { partnerId: partner.partnerId, clientId: suite.clientId, amountMinor: 1500, currency: 'JPY', partnerReference: 'crash-1', meta: undefined };
+    const input = { partnerId: partner.partnerId, clientId: suite.clientId, amountMinor: 1500, currency: currencyCode('JPY'), partnerReference: 'crash-1', meta: undefined };
     const attempt = { owner: partner.partnerId, endpoint: 'POST /api/v1/transactions/initialize', idempotencyKey: `init-${randomUUID()}`, fingerprint: 'same-body' };
 
     const first = await initializeTransaction(transactionDeps, caller, input, attempt);
@@ -162,7 +189,7 @@ describe('crash safety of initialize', () => {
 
     const write = createTransaction({
       id: `txn_${randomUUID()}`, svcTxId: `svc_tx_${randomUUID().replace(/-/g, '').slice(0, 24)}`, partnerId: paused.partnerId, partnerName: 'P',
-      clientId: pausedClient, clientName: 'C', partnerReference: 'race', processorPaymentIntentId: null, amountMinor: 100, currency: 'USD',
+      clientId: pausedClient, clientName: 'C', partnerReference: 'race', processorPaymentIntentId: null, amountMinor: 100, currency: currencyCode('USD'),
       status: 'initialized', settlementStatus: 'unsettled', fees: null, receiptEmail: null, statementDescriptorSuffix: null, meta: null, createdAt: now, updatedAt: now,
     });
 

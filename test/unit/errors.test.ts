@@ -2,7 +2,10 @@ import { describe, expect, it } from '@jest/globals';
 import { errors, ServiceError } from '../../lib/domain/errors';
 import { errorResult } from '../../lib/http/response';
 
-/** Every code of interface-spec.md (Errors, Authentication) and decisions.md §2-3, with its HTTP status. */
+/**
+ * Every code of interface-spec.md (Errors, Authentication) and decisions.md §2-3, and the few the service adds
+ * (docs/conventions.md), with its HTTP status.
+ */
 const specified: Array<[ServiceError, number, string]> = [
   [errors.validation({ fieldErrors: { a: ['bad'] }, formErrors: [] }), 400, 'VALIDATION_ERROR'],
   [errors.idempotencyKeyMissing(), 400, 'IDEMPOTENCY_KEY_MISSING'],
@@ -38,16 +41,29 @@ const specified: Array<[ServiceError, number, string]> = [
   [errors.missingIntentId(), 400, 'MISSING_INTENT_ID'],
   [errors.adminTokenInvalid(), 401, 'ADMIN_TOKEN_INVALID'],
   [errors.adminForbidden(), 403, 'ADMIN_FORBIDDEN'],
+  [errors.apiKeyNotFound(), 404, 'API_KEY_NOT_FOUND'],
+  [errors.txNotInitialized(), 409, 'TX_NOT_INITIALIZED'],
+  [errors.processorUnavailable(), 502, 'PROCESSOR_UNAVAILABLE'],
 ];
 
 describe('domain errors', () => {
   it.each(specified)('%s answers its specified status and code in the spec body', (error, status, code) => {
     const result = errorResult(error);
 
-    expect(error).toBeInstanceOf(ServiceError);
     expect(result.status).toBe(status);
-    expect(result.body).toMatchObject({ code, error: expect.any(String) });
-    expect(Object.keys(result.body as object).sort()).toEqual(code === 'VALIDATION_ERROR' ? ['code', 'details', 'error'] : ['code', 'error']);
+    expect(result.body).toEqual({
+      code,
+      error: status < 500 || error.expose ? error.message : 'The service could not complete the request',
+      ...(code === 'VALIDATION_ERROR' ? { details: { fieldErrors: { a: ['bad'] }, formErrors: [] } } : {}),
+    });
+  });
+
+  it('has a row above for every error factory, so none answers an unspecified status', () => {
+    const listed = new Set(specified.map(([, , code]) => code));
+    // Each factory takes at most one argument; an empty list stands in for any of them.
+    const made = Object.values(errors).map((factory) => (factory as (argument: never) => ServiceError)([] as never).code);
+
+    expect(made.filter((code) => !listed.has(code))).toEqual([]);
   });
 
   it('carries Retry-After on 409 IDEMPOTENCY_KEY_IN_USE and 429, rounded up to whole seconds, at least 1', () => {

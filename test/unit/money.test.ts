@@ -2,17 +2,20 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import {
   CURRENCY_EXPONENTS,
+  type CurrencyCode,
   MAX_MINOR_UNITS,
+  currencyCode,
   currencyExponent,
   normalizeCurrency,
   parseAmount,
   percentOf,
   toMajorUnits,
+  toMinorUnits,
 } from '../../lib/domain/money';
 
 const CURRENCIES = Object.keys(CURRENCY_EXPONENTS);
 
-const anyCurrency = fc.constantFrom(...CURRENCIES);
+const anyCurrency = fc.constantFrom(...CURRENCIES).map(currencyCode);
 const anyMinor = fc.integer({ min: 1, max: MAX_MINOR_UNITS });
 const anySignedMinor = fc.integer({ min: -MAX_MINOR_UNITS, max: MAX_MINOR_UNITS });
 
@@ -29,6 +32,8 @@ const percentParts = (maxPercent: number) =>
       percent: numerator / 10 ** scale,
     })),
   );
+
+const USD = currencyCode('USD');
 
 function greatestCommonDivisor(a: number, b: number): number {
   return b === 0 ? a : greatestCommonDivisor(b, a % b);
@@ -142,17 +147,29 @@ describe('normalizeCurrency', () => {
   );
 });
 
+describe('currencyCode', () => {
+  it('give the normalised code of a currency the table holds, and throw for any other', () => {
+    expect(currencyCode('usd')).toBe('USD');
+    expect(() => currencyCode('QQQ')).toThrow(/Unknown currency/);
+  });
+
+  it('is the only way to a CurrencyCode: a plain string does not type-check where money code wants one', () => {
+    // @ts-expect-error an unnormalised code cannot reach money code
+    expect(() => toMajorUnits(100, 'XAU')).toThrow(/Unknown currency/);
+  });
+});
+
 describe('currencyExponent', () => {
   it('return the number of decimals of the major unit, whatever the case of the code', () => {
-    expect(currencyExponent('JPY')).toBe(0);
-    expect(currencyExponent('usd')).toBe(2);
-    expect(currencyExponent('KWD')).toBe(3);
-    expect(currencyExponent('CLF')).toBe(4);
+    expect(currencyExponent(currencyCode('JPY'))).toBe(0);
+    expect(currencyExponent('usd' as CurrencyCode)).toBe(2);
+    expect(currencyExponent(currencyCode('KWD'))).toBe(3);
+    expect(currencyExponent(currencyCode('CLF'))).toBe(4);
   });
 
   it.each(['QQQ', 'XAU', 'US', ''])('throw for the unknown code %j', (code) => {
-    expect(() => currencyExponent(code)).toThrow(Error);
-    expect(() => currencyExponent(code)).toThrow(/Unknown currency/);
+    expect(() => currencyExponent(code as CurrencyCode)).toThrow(RangeError);
+    expect(() => currencyExponent(code as CurrencyCode)).toThrow(/Unknown currency/);
   });
 });
 
@@ -173,15 +190,15 @@ describe('parseAmount', () => {
     [0.001, 'BHD', 1],
     [1.2345, 'CLF', 12345],
   ])('convert %p %s to %i minor units exactly', (amount, currency, minor) => {
-    expect(parseAmount(amount, currency)).toEqual({ ok: true, minor });
+    expect(parseAmount(amount, currencyCode(currency))).toEqual({ ok: true, minor });
   });
 
   it.each([0, -0, -1, -0.01])('reject the non-positive amount %p', (amount) => {
-    expect(parseAmount(amount, 'USD')).toEqual({ ok: false, reason: 'amount must be greater than 0' });
+    expect(parseAmount(amount, USD)).toEqual({ ok: false, reason: 'amount must be greater than 0' });
   });
 
   it.each([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])('reject %p', (amount) => {
-    expect(parseAmount(amount, 'USD')).toEqual({ ok: false, reason: 'amount must be a finite number' });
+    expect(parseAmount(amount, USD)).toEqual({ ok: false, reason: 'amount must be a finite number' });
   });
 
   it.each([
@@ -193,34 +210,27 @@ describe('parseAmount', () => {
     [1.0001, 'KWD', 'KWD amounts allow at most 3 decimal places'],
     [1.5e-7, 'CLF', 'CLF amounts allow at most 4 decimal places'],
   ])('reject %p %s for its decimal places', (amount, currency, reason) => {
-    expect(parseAmount(amount, currency)).toEqual({ ok: false, reason });
+    expect(parseAmount(amount, currencyCode(currency))).toEqual({ ok: false, reason });
   });
 
   it('accept the maximum of every exponent and reject one minor unit more', () => {
-    expect(parseAmount(999_999.99, 'USD')).toEqual({ ok: true, minor: MAX_MINOR_UNITS });
-    expect(parseAmount(99_999_999, 'JPY')).toEqual({ ok: true, minor: MAX_MINOR_UNITS });
-    expect(parseAmount(99_999.999, 'KWD')).toEqual({ ok: true, minor: MAX_MINOR_UNITS });
-    expect(parseAmount(9_999.9999, 'CLF')).toEqual({ ok: true, minor: MAX_MINOR_UNITS });
+    expect(parseAmount(999_999.99, USD)).toEqual({ ok: true, minor: MAX_MINOR_UNITS });
+    expect(parseAmount(99_999_999, currencyCode('JPY'))).toEqual({ ok: true, minor: MAX_MINOR_UNITS });
+    expect(parseAmount(99_999.999, currencyCode('KWD'))).toEqual({ ok: true, minor: MAX_MINOR_UNITS });
+    expect(parseAmount(9_999.9999, currencyCode('CLF'))).toEqual({ ok: true, minor: MAX_MINOR_UNITS });
 
-    expect(parseAmount(1_000_000, 'USD')).toEqual({ ok: false, reason: 'amount must not exceed 999999.99 USD' });
-    expect(parseAmount(100_000_000, 'JPY')).toEqual({ ok: false, reason: 'amount must not exceed 99999999 JPY' });
-    expect(parseAmount(100_000, 'KWD')).toEqual({ ok: false, reason: 'amount must not exceed 99999.999 KWD' });
-    expect(parseAmount(10_000, 'CLF')).toEqual({ ok: false, reason: 'amount must not exceed 9999.9999 CLF' });
+    expect(parseAmount(1_000_000, USD)).toEqual({ ok: false, reason: 'amount must not exceed 999999.99 USD' });
+    expect(parseAmount(100_000_000, currencyCode('JPY'))).toEqual({ ok: false, reason: 'amount must not exceed 99999999 JPY' });
+    expect(parseAmount(100_000, currencyCode('KWD'))).toEqual({ ok: false, reason: 'amount must not exceed 99999.999 KWD' });
+    expect(parseAmount(10_000, currencyCode('CLF'))).toEqual({ ok: false, reason: 'amount must not exceed 9999.9999 CLF' });
   });
 
   it('read amounts written in exponent notation by their value, not their digits', () => {
     // String(1.5e21) is '1.5e+21': a whole number of yen, too large, not one with a decimal place.
-    expect(parseAmount(1.5e21, 'JPY')).toEqual({ ok: false, reason: 'amount must not exceed 99999999 JPY' });
-    expect(parseAmount(1e21, 'USD')).toEqual({ ok: false, reason: 'amount must not exceed 999999.99 USD' });
+    expect(parseAmount(1.5e21, currencyCode('JPY'))).toEqual({ ok: false, reason: 'amount must not exceed 99999999 JPY' });
+    expect(parseAmount(1e21, USD)).toEqual({ ok: false, reason: 'amount must not exceed 999999.99 USD' });
     // 1e-7 is valid for no currency: 7 decimal places.
-    expect(parseAmount(1e-7, 'CLF')).toEqual({ ok: false, reason: 'CLF amounts allow at most 4 decimal places' });
-  });
-
-  it.each(['QQQ', 'XAU', 'US'])('reject the unknown currency %j', (currency) => {
-    expect(parseAmount(10, currency)).toEqual({
-      ok: false,
-      reason: `${currency} is not a supported ISO 4217 currency`,
-    });
+    expect(parseAmount(1e-7, currencyCode('CLF'))).toEqual({ ok: false, reason: 'CLF amounts allow at most 4 decimal places' });
   });
 
   it('give back every valid minor amount of every currency (property)', () => {
@@ -234,7 +244,7 @@ describe('parseAmount', () => {
 
   it('give back the edge amounts of each currency in the table', () => {
     const edges = [1, 5, 9, 10, 29, 99, 100, 101, 435, 1005, 1999, 123_456, 99_999_998, MAX_MINOR_UNITS];
-    for (const currency of CURRENCIES) {
+    for (const currency of CURRENCIES.map(currencyCode)) {
       for (const minor of edges) {
         expect(parseAmount(toMajorUnits(minor, currency), currency)).toEqual({ ok: true, minor });
       }
@@ -272,24 +282,24 @@ describe('toMajorUnits', () => {
     [1, 'CLF', 0.0001],
     [1999, 'usd', 19.99],
   ])('turn %i %s into %p', (minor, currency, major) => {
-    expect(toMajorUnits(minor, currency)).toBe(major);
+    expect(toMajorUnits(minor, currency as CurrencyCode)).toBe(major);
   });
 
   it('keep the sign of negative amounts (adjustments)', () => {
-    expect(toMajorUnits(-1999, 'USD')).toBe(-19.99);
-    expect(toMajorUnits(-1, 'KWD')).toBe(-0.001);
-    expect(toMajorUnits(-500, 'JPY')).toBe(-500);
+    expect(toMajorUnits(-1999, USD)).toBe(-19.99);
+    expect(toMajorUnits(-1, currencyCode('KWD'))).toBe(-0.001);
+    expect(toMajorUnits(-500, currencyCode('JPY'))).toBe(-500);
   });
 
   it('turn zero into a plain 0, not -0', () => {
-    expect(toMajorUnits(0, 'USD')).toBe(0);
-    expect(toMajorUnits(-0, 'USD')).toBe(0);
+    expect(toMajorUnits(0, USD)).toBe(0);
+    expect(toMajorUnits(-0, USD)).toBe(0);
   });
 
   it('throw for an unknown currency or minor units that are not an integer', () => {
-    expect(() => toMajorUnits(100, 'QQQ')).toThrow(/Unknown currency/);
-    expect(() => toMajorUnits(12.5, 'USD')).toThrow(RangeError);
-    expect(() => toMajorUnits(Number.NaN, 'USD')).toThrow(RangeError);
+    expect(() => toMajorUnits(100, 'QQQ' as CurrencyCode)).toThrow(/Unknown currency/);
+    expect(() => toMajorUnits(12.5, USD)).toThrow(RangeError);
+    expect(() => toMajorUnits(Number.NaN, USD)).toThrow(RangeError);
   });
 
   it('be the exact negation for negative amounts (property)', () => {
@@ -297,6 +307,41 @@ describe('toMajorUnits', () => {
       fc.property(anyCurrency, anyMinor, (currency, minor) => {
         expect(toMajorUnits(-minor, currency)).toBe(-toMajorUnits(minor, currency));
       }),
+    );
+  });
+});
+
+describe('toMinorUnits', () => {
+  it.each([
+    [0.29, 'USD', 29],
+    [0, 'USD', 0],
+    [10, 'USD', 1000],
+    [-0.29, 'USD', -29],
+    [1.005, 'KWD', 1005],
+    [500, 'JPY', 500],
+  ])('turn %p %s into %i minor units exactly, zero and negative amounts too', (major, currency, minor) => {
+    expect(toMinorUnits(major, currencyCode(currency))).toBe(minor);
+  });
+
+  it.each([
+    [1.234, 'USD'],
+    [0.5, 'JPY'],
+    [0.1 + 0.2, 'USD'],
+  ])('give undefined for %p %s: more decimals than the currency has', (major, currency) => {
+    expect(toMinorUnits(major, currencyCode(currency))).toBeUndefined();
+  });
+
+  it('throw for a value that is not finite, or whose minor units are not a safe integer', () => {
+    expect(() => toMinorUnits(Number.NaN, USD)).toThrow(RangeError);
+    expect(() => toMinorUnits(1e20, USD)).toThrow(RangeError);
+  });
+
+  it('be the exact inverse of toMajorUnits, for every currency and sign (property)', () => {
+    fc.assert(
+      fc.property(anyCurrency, anySignedMinor, (currency, minor) => {
+        expect(toMinorUnits(toMajorUnits(minor, currency), currency)).toBe(minor);
+      }),
+      { numRuns: 5_000 },
     );
   });
 });

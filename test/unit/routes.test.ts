@@ -20,8 +20,21 @@ describe('the route table', () => {
     const unknown = resolveRoute('GET', '/api/v1/nothing-here');
 
     expect('route' in found && found.route.name).toBe('health');
-    expect(wrongMethod).toEqual({ allowed: ['GET'] });
+    expect(wrongMethod).toEqual({ allowed: ['GET', 'HEAD'] });
     expect(unknown).toEqual({ allowed: [] });
+  });
+
+  it('serves HEAD wherever it serves GET, from the same function with the same access (API Gateway maps neither)', () => {
+    const gets = routes.filter((route) => route.method === 'GET');
+    const heads = routes.filter((route) => route.method === 'HEAD');
+
+    expect(gets.length).toBeGreaterThan(0);
+    expect(heads.map(({ name, path, access }) => ({ name, path, access }))).toEqual(gets.map(({ name, path, access }) => ({ name, path, access })));
+    const resolved = resolveRoute('HEAD', '/api/v1/transactions/svc_tx_1');
+    expect('route' in resolved && { name: resolved.route.name, params: resolved.pathParameters }).toEqual({
+      name: 'transactions-get',
+      params: { svc_tx_id: 'svc_tx_1' },
+    });
   });
 
   it('decodes path parameters, and passes a malformed escape through instead of failing', () => {
@@ -51,7 +64,7 @@ describe('the $default function', () => {
     const response = await notFound(httpEvent({ method: 'DELETE', path: '/api/v1/health' }), lambdaContext());
 
     expect(response.statusCode).toBe(405);
-    expect(response.headers?.Allow).toBe('GET');
+    expect(response.headers?.Allow).toBe('GET, HEAD');
     expect(JSON.parse(response.body ?? '').code).toBe('METHOD_NOT_ALLOWED');
   });
 });

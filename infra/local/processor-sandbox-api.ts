@@ -1,0 +1,233 @@
+/**
+ * The processor sandbox's HTTP side: Stripe's authentication (`Authorization: Bearer <secretKey>`), routing,
+ * idempotent requests, and answers in Stripe's shape (pretty-printed JSON, `request-id`, `stripe-version`).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { decodePathSegment } from '../routes';
+import { readBody } from './http-server';
+import { createDispute, createRefund } from './processor-sandbox-charges';
+import { ApiError, invalidRequest } from './processor-sandbox-errors';
+import { randomId, SANDBOX_API_VERSION, type EventDispatcher, type ProcessorEvent } from './processor-sandbox-events';
+import { canonical, malformed, parseForm, type FormHash } from './processor-sandbox-form';
+import { checkIdempotencyKey, type IdempotencyKeys } from './processor-sandbox-idempotency';
+import { cancelIntent, confirmIntent, createIntent, retrieveIntent, type ApiResult, type RequestContext } from './processor-sandbox-intents';
+import type { SandboxObjects } from './processor-sandbox-objects';
+
+/** Larger request bodies are refused (413); the service's requests are a few hundred bytes. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+type Route =
+  | { kind: 'events' }
+  | { kind: 'create_intent' }
+  | { kind: 'retrieve_intent'; id: string }
+  | { kind: 'confirm_intent'; id: string }
+  | { kind: 'cancel_intent'; id: string }
+  | { kind: 'create_refund' }
+  | { kind: 'dispute'; id: string };
+
+function route(method: string, path: string): Route | undefined {
+  if (method === 'GET' && path === '/sandbox/events') return { kind: 'events' };
+  if (method === 'POST' && path === '/v1/payment_intents') return { kind: 'create_intent' };
+  if (method === 'POST' && path === '/v1/refunds') return { kind: 'create_refund' };
+  const intent = /^\/v1\/payment_intents\/([^/]+)(?:\/(confirm|cancel))?$/.exec(path);
+  if (intent !== null) {
+    const id = decodePathSegment(intent[1] ?? '');
+    if (method === 'GET' && intent[2] === undefined) return { kind: 'retrieve_intent', id };
+    if (method === 'POST' && intent[2] === 'confirm') return { kind: 'confirm_intent', id };
+    if (method === 'POST' && intent[2] === 'cancel') return { kind: 'cancel_intent', id };
+  }
+  const dispute = /^\/sandbox\/payment_intents\/([^/]+)\/dispute$/.exec(path);
+  if (method === 'POST' && dispute !== null) return { kind: 'dispute', id: decodePathSegment(dispute[1] ?? '') };
+  return undefined;
+}
+
+interface Answer {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Answers one HTTP request as Stripe would: authenticates it, routes it, replays or stores it under its
+ * idempotency key, runs its handler, and answers only once the handler's changes are saved.
+ */
+export class Api {
+  private readonly keyDigest: Buffer;
+  private readonly keyScope: string;
+
+  constructor(
+    secretKey: string,
+    private readonly objects: SandboxObjects,
+    private readonly idempotency: IdempotencyKeys,
+    private readonly dispatcher: EventDispatcher,
+    /** Resolves once every change made so far is saved (at once without a state directory). */
+    private readonly save: () => Promise<void>,
+  ) {
+    this.keyDigest = createHash('sha256').update(secretKey).digest();
+    this.keyScope = this.keyDigest.toString('hex');
+  }
+
+  async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = randomId('req_', 14);
+    const emitted: string[] = [];
+    let answer: Answer;
+    try {
+      answer = await this.answer(req, requestId, emitted);
+    } catch (error) {
+      if (error instanceof ApiError) {
+        answer = { status: error.status, body: json({ error: error.body }), headers: {} };
+      } else {
+        // Also a state that could not be saved: as at Stripe, a 500 leaves the outcome open, and a retry under
+        // the same idempotency key answers what the request did.
+        console.error('[processor-sandbox] request failed', error);
+        answer = { status: 500, body: json({ error: { type: 'api_error', message: `The processor sandbox failed: ${String(error)}` } }), headers: {} };
+      }
+    }
+    const idempotencyKey = header(req.headers, 'idempotency-key');
+    const body = Buffer.from(answer.body, 'utf8');
+    res.writeHead(answer.status, {
+      'content-type': 'application/json',
+      'content-length': body.length,
+      'request-id': requestId,
+      'stripe-version': header(req.headers, 'stripe-version') ?? SANDBOX_API_VERSION,
+      ...(idempotencyKey !== undefined ? { 'idempotency-key': idempotencyKey } : {}),
+      ...answer.headers,
+    });
+    // Like Stripe, deliver the events of this request only after answering it ('close': sent or aborted).
+    if (emitted.length > 0) res.once('close', () => this.dispatcher.deliver(emitted));
+    res.end(body);
+  }
+
+  private async answer(req: IncomingMessage, requestId: string, emitted: string[]): Promise<Answer> {
+    const method = (req.method ?? 'GET').toUpperCase();
+    const { path, query } = requestTarget(req.url);
+    const raw = await readBody(req, MAX_BODY_BYTES);
+    if (raw === 'too-large') throw invalidRequest(`Request body too large (limit ${MAX_BODY_BYTES} bytes).`, { status: 413 });
+    const matched = route(method, path);
+    if (matched?.kind === 'events') return { status: 200, body: json({ data: this.dispatcher.list() }), headers: {} };
+    if (path === '/v1' || path.startsWith('/v1/') || path.startsWith('/sandbox/')) this.authenticate(req.headers);
+    if (matched === undefined) {
+      throw invalidRequest(
+        `Unrecognized request URL (${method}: ${path}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.`,
+        { status: 404 },
+      );
+    }
+    // A POST's parameters are its form body; a GET's are its query string, as the SDK sends them.
+    const form = parseForm(method === 'POST' ? formBody(req.headers, raw) : query);
+    const idempotencyKey = method === 'POST' ? header(req.headers, 'idempotency-key') : undefined;
+    if (idempotencyKey === undefined) {
+      const answer = this.run(matched, form, requestId, null, emitted);
+      // Every POST may have changed something (a GET changes nothing): it is answered once that is saved.
+      if (method === 'POST') await this.save();
+      return answer;
+    }
+
+    checkIdempotencyKey(idempotencyKey);
+    const scope = `${this.keyScope}:${idempotencyKey}`;
+    const endpoint = `${method} ${path}`;
+    const fingerprint = canonical(form);
+    const stored = this.idempotency.replay(scope, idempotencyKey, endpoint, fingerprint);
+    if (stored !== undefined) {
+      await this.save(); // the first request's changes may still be on their way to disk
+      return { status: stored.status, body: stored.body, headers: { 'idempotent-replayed': 'true', 'original-request': stored.requestId } };
+    }
+    const answer = this.run(matched, form, requestId, idempotencyKey, emitted);
+    // Reached only when the handler ran (refusals throw): its result is what the key replays from now on.
+    this.idempotency.store({ scope, endpoint, fingerprint, status: answer.status, body: answer.body, requestId, storedAt: Date.now() });
+    await this.save();
+    return answer;
+  }
+
+  /** Runs a handler synchronously, so requests never interleave and an idempotency key is never in use twice. */
+  private run(matched: Exclude<Route, { kind: 'events' }>, form: FormHash, requestId: string, idempotencyKey: string | null, emitted: string[]): Answer {
+    const context: RequestContext = {
+      emit: (type, object, options) => {
+        const fromApi = options?.fromApiRequest ?? true;
+        const event: ProcessorEvent = this.dispatcher.create(type, object, {
+          id: fromApi ? requestId : null,
+          idempotency_key: fromApi ? idempotencyKey : null,
+        });
+        emitted.push(event.id);
+      },
+    };
+    let result: ApiResult;
+    switch (matched.kind) {
+      case 'create_intent':
+        result = createIntent(this.objects, form);
+        break;
+      case 'retrieve_intent':
+        result = retrieveIntent(this.objects, matched.id, form);
+        break;
+      case 'confirm_intent':
+        result = confirmIntent(this.objects, matched.id, form, context);
+        break;
+      case 'cancel_intent':
+        result = cancelIntent(this.objects, matched.id, form, context);
+        break;
+      case 'create_refund':
+        result = createRefund(this.objects, form, context);
+        break;
+      case 'dispute':
+        result = createDispute(this.objects, matched.id, form, context);
+        break;
+    }
+    return { status: result.status, body: json(result.body), headers: {} };
+  }
+
+  private authenticate(headers: IncomingHttpHeaders): void {
+    const authorization = header(headers, 'authorization');
+    if (authorization === undefined || authorization.trim() === '') {
+      throw invalidRequest(
+        "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication for details, or we can help at https://support.stripe.com/.",
+        { status: 401 },
+      );
+    }
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (bearer === null) {
+      throw invalidRequest("Invalid Authorization header: use Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY').", { status: 401 });
+    }
+    const key = bearer[1] ?? '';
+    if (!timingSafeEqual(createHash('sha256').update(key).digest(), this.keyDigest)) {
+      throw invalidRequest(`Invalid API Key provided: ${redact(key)}`, { status: 401 });
+    }
+  }
+}
+
+/** `sk_test_abcdefgh1234` -> `sk_test_********1234`, as Stripe shows a key it refuses. */
+function redact(key: string): string {
+  if (key.length <= 12) return '*'.repeat(key.length);
+  const prefix = /^[a-z]{2,4}_(?:test_|live_)?/.exec(key)?.[0] ?? '';
+  return `${prefix}${'*'.repeat(key.length - prefix.length - 4)}${key.slice(-4)}`;
+}
+
+function requestTarget(url: string | undefined): { path: string; query: string } {
+  const target = url ?? '/';
+  if (!target.startsWith('/')) throw invalidRequest(`Invalid request target: ${target}`);
+  const queryStart = target.indexOf('?');
+  return queryStart === -1 ? { path: target, query: '' } : { path: target.slice(0, queryStart), query: target.slice(queryStart + 1) };
+}
+
+function formBody(headers: IncomingHttpHeaders, raw: Buffer): string {
+  if (raw.length === 0) return '';
+  const contentType = (header(headers, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  if (contentType !== 'application/x-www-form-urlencoded') {
+    throw malformed(`the content type is "${contentType || 'missing'}"`);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(raw);
+  } catch {
+    throw malformed('the body is not valid UTF-8');
+  }
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function json(value: unknown): string {
+  // Stripe answers with pretty-printed JSON.
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+

@@ -1,0 +1,132 @@
+/**
+ * The processor sandbox's state on disk, so that a restart of `npm start` on persisted `.data` keeps what
+ * Stripe would keep: every object, every idempotency key with its stored response, every event with its
+ * delivery history. Without it, each intent the service recorded would answer 404 after a restart, and a
+ * checkout retried under its idempotency key would create a second intent.
+ *
+ * One JSON file, `state.json`, rewritten whole on every change: written to `state.json.tmp`, flushed to disk,
+ * then renamed over `state.json` (a rename replaces the file atomically), so a crash mid-write leaves the
+ * previous state whole. Writes are serialised: one at a time, each of the whole state as it is when the write
+ * starts, so a `save()` while a write is waiting to start joins that write.
+ */
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { SandboxEvent } from './processor-sandbox-events';
+import type { StoredResponse } from './processor-sandbox-idempotency';
+import type { SavedObjects } from './processor-sandbox-objects';
+
+/** Bumped when the file's shape changes; a file of another version is refused rather than misread. */
+const STATE_VERSION = 1;
+const STATE_FILE = 'state.json';
+
+/** Everything the sandbox keeps, as plain data. */
+export interface SandboxState extends SavedObjects {
+  idempotency: StoredResponse[];
+  events: SandboxEvent[];
+}
+
+const savedObject = z.looseObject({ id: z.string() });
+/**
+ * A shallow check of a state file: it is the sandbox's own, so this catches another file, another version
+ * or a hand edit gone wrong, without restating every field of Stripe's objects.
+ */
+const StateFileContent = z.object({
+  version: z.literal(STATE_VERSION),
+  intents: z.array(savedObject),
+  charges: z.array(savedObject),
+  refunds: z.array(savedObject),
+  disputes: z.array(savedObject),
+  idempotency: z.array(
+    z.object({
+      scope: z.string(),
+      endpoint: z.string(),
+      fingerprint: z.string(),
+      status: z.int(),
+      body: z.string(),
+      requestId: z.string(),
+      storedAt: z.number(),
+    }),
+  ),
+  events: z.array(z.looseObject({ event: savedObject, outcome: z.enum(['pending', 'delivered', 'failed']), attempts: z.array(z.looseObject({})) })),
+});
+
+/**
+ * The state saved in `dir`, or undefined on a first start (the directory is created then). A file that
+ * cannot be read is an error that names it: starting empty over it would lose what it holds.
+ */
+export async function loadState(dir: string): Promise<SandboxState | undefined> {
+  const path = join(dir, STATE_FILE);
+  await mkdir(dir, { recursive: true });
+  let content: unknown;
+  try {
+    content = JSON.parse(await readFile(path, 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw cannotRead(path, error instanceof Error ? error.message : String(error));
+  }
+  const checked = StateFileContent.safeParse(content);
+  if (!checked.success) throw cannotRead(path, z.prettifyError(checked.error));
+  // The parsed original, not the checked copy: it keeps every key exactly as saved (even one named `__proto__`).
+  const { version: _version, ...state } = content as z.infer<typeof StateFileContent> & SandboxState;
+  return state;
+}
+
+function cannotRead(path: string, reason: string): Error {
+  return new Error(`processor sandbox: cannot read its state from ${path}: ${reason}. Move the file away to start with an empty sandbox.`);
+}
+
+/** Saves the state in `dir` on every `save()`: serialised, atomic, flushed to disk before the promise resolves. */
+export class StateFile {
+  private readonly path: string;
+  private readonly tempPath: string;
+  /** The last write queued; the next one starts once it has settled. Never rejects. */
+  private tail: Promise<void> = Promise.resolve();
+  /** A write queued but not started: it will write every change made until it starts. */
+  private next: Promise<void> | undefined;
+
+  constructor(
+    private readonly dir: string,
+    private readonly snapshot: () => SandboxState,
+  ) {
+    this.path = join(dir, STATE_FILE);
+    this.tempPath = `${this.path}.tmp`;
+  }
+
+  /** Resolves once the state as it is now (or later) is on disk; rejects when that write failed. */
+  save(): Promise<void> {
+    if (this.next === undefined) {
+      const next = this.tail.then(() => {
+        this.next = undefined;
+        return this.write();
+      });
+      this.next = next;
+      this.tail = next.catch(() => undefined);
+    }
+    return this.next;
+  }
+
+  private async write(): Promise<void> {
+    const text = JSON.stringify({ version: STATE_VERSION, ...this.snapshot() });
+    const file = await open(this.tempPath, 'w');
+    try {
+      await file.writeFile(text, 'utf8');
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(this.tempPath, this.path);
+    await syncDirectory(this.dir);
+  }
+}
+
+/** Flushes a directory, which makes a rename in it durable (POSIX); Windows cannot open a directory to flush it. */
+async function syncDirectory(dir: string): Promise<void> {
+  if (process.platform === 'win32') return;
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * The processor sandbox with a state directory (what `npm start` gives it beside `.data/dynamodb`): a restart,
+ * or a crash, on the same directory loses no intent, idempotency key or undelivered event.
+ */
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/processor-sandbox';
+import { freePort } from '../support/ports';
+import { deliveryOf, runModule, sdk, startReceiver, waitFor } from '../support/processor-sandbox';
+
+const SECRET_KEY = 'sk_test_sandbox_persistence_0123456789';
+const WEBHOOK_SECRET = 'whsec_sandbox_persistence';
+
+describe('the processor sandbox on a state directory', () => {
+  let stateDir: string;
+  let port: number;
+  let webhookUrl: string;
+  const running: ProcessorSandbox[] = [];
+
+  /** A sandbox on this test's directory and port, as `npm start` would start one after a restart. */
+  const start = async (retryDelaysMs = [50]) => {
+    const sandbox = await startProcessorSandbox({ port, host: '127.0.0.1', secretKey: SECRET_KEY, webhookSecret: WEBHOOK_SECRET, webhookUrl, retryDelaysMs, stateDir });
+    running.push(sandbox);
+    return sandbox;
+  };
+  const stop = async (sandbox: ProcessorSandbox) => {
+    running.splice(running.indexOf(sandbox), 1);
+    await sandbox.close();
+  };
+
+  beforeEach(async () => {
+    stateDir = join(mkdtempSync(join(tmpdir(), 'processor-sandbox-state-')), 'processor-sandbox');
+    port = await freePort();
+    webhookUrl = `http://127.0.0.1:${await freePort()}/webhooks/processor`;
+  });
+  afterEach(async () => {
+    for (const sandbox of running.splice(0)) await sandbox.close();
+    rmSync(join(stateDir, '..'), { recursive: true, force: true });
+  });
+
+  it('after a restart retrieves and confirms an earlier intent, and replays its create under the same idempotency key', async () => {
+    // Arrange: an intent created through the SDK with an idempotency key, then a restart
+    const first = await start();
+    const params = { amount: 2_500, currency: 'usd', metadata: { svc_tx_id: 'svc_tx_restart' } };
+    const created = await sdk(first, SECRET_KEY).paymentIntents.create(params, { idempotencyKey: 'checkout-restart' });
+    await stop(first);
+    const second = await start();
+    const stripe = sdk(second, SECRET_KEY);
+
+    // Act
+    const retrieved = await stripe.paymentIntents.retrieve(created.id);
+    const confirmed = await stripe.paymentIntents.confirm(created.id, { payment_method: 'pm_card_visa' });
+    const retried = await stripe.paymentIntents.create(params, { idempotencyKey: 'checkout-restart' });
+
+    // Assert
+    expect({ ...retrieved }).toEqual({ ...created });
+    expect(confirmed).toMatchObject({ id: created.id, status: 'succeeded', amount_received: 2_500 });
+    expect(retried.id).toBe(created.id);
+    expect(retried.lastResponse.headers['idempotent-replayed']).toBe('true');
+    expect(second.intents().map((intent) => intent.id)).toEqual([created.id]);
+  });
+
+  it('keeps charges and their refunds: after a restart a charge refunds only what is left of it', async () => {
+    const first = await start();
+    const before = sdk(first, SECRET_KEY);
+    const intent = await before.paymentIntents.create({ amount: 1_000, currency: 'usd' });
+    const paid = await before.paymentIntents.confirm(intent.id, { payment_method: 'pm_card_visa' });
+    await before.refunds.create({ charge: String(paid.latest_charge), amount: 400 });
+    await stop(first);
+    const stripe = sdk(await start(), SECRET_KEY);
+
+    const tooMuch = await stripe.refunds.create({ payment_intent: intent.id, amount: 601 }).catch((error: unknown) => error);
+    const rest = await stripe.refunds.create({ payment_intent: intent.id });
+
+    expect(tooMuch).toMatchObject({ statusCode: 400, code: 'amount_too_large' });
+    expect(rest).toMatchObject({ amount: 600, charge: paid.latest_charge });
+  });
+
+  it('keeps every intent of concurrent requests, each saved before it is answered: a crash loses none', async () => {
+    // Arrange: a child process creates 20 intents at once and is killed (no close, no chance to save later)
+    const child = await runModule(
+      `
+      import Stripe from 'stripe';
+      import { startProcessorSandbox } from './infra/local/processor-sandbox';
+      const sandbox = await startProcessorSandbox({
+        port: ${port}, host: '127.0.0.1', secretKey: '${SECRET_KEY}', webhookSecret: '${WEBHOOK_SECRET}',
+        webhookUrl: '${webhookUrl}', retryDelaysMs: [], stateDir: ${JSON.stringify(stateDir)},
+      });
+      const stripe = new Stripe('${SECRET_KEY}', { host: '127.0.0.1', port: sandbox.port, protocol: 'http' });
+      const intents = await Promise.all(Array.from({ length: 20 }, (_, i) => stripe.paymentIntents.create({ amount: 100 + i, currency: 'usd' })));
+      console.log(JSON.stringify(intents.map((intent) => intent.id)));
+      process.kill(process.pid, 'SIGKILL');
+      `,
+      15_000,
+    );
+    expect(child).toMatchObject({ signal: 'SIGKILL', timedOut: false });
+    const answered = JSON.parse(child.stdout) as string[];
+
+    // Act
+    const sandbox = await start();
+
+    // Assert: every intent the child was answered about is there, and no temporary file is taken for state
+    expect(answered).toHaveLength(20);
+    expect(sandbox.intents().map((intent) => intent.id).sort()).toEqual([...answered].sort());
+    expect(JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8'))).toMatchObject({ version: 1 });
+  }, 20_000);
+
+  it('delivers after a restart, with the same event id, an event the receiver had not taken before the sandbox closed', async () => {
+    // Arrange: the receiver is down, so the first attempt fails and the retry is ten minutes away when the sandbox closes
+    const first = await start([600_000]);
+    const intent = await sdk(first, SECRET_KEY).paymentIntents.create({ amount: 900, currency: 'usd' });
+    await sdk(first, SECRET_KEY).paymentIntents.cancel(intent.id);
+    const pending = await waitFor('the scheduled retry', () => first.events().find((e) => e.nextAttemptAt !== null));
+    await stop(first);
+    const receiver = await startReceiver(() => 200, Number(new URL(webhookUrl).port));
+    try {
+      // Act
+      const second = await start();
+
+      // Assert
+      const delivery = await deliveryOf(receiver, 'payment_intent.canceled', intent.id);
+      expect(delivery.eventId).toBe(pending.event.id);
+      const recorded = await waitFor('the delivered outcome', () => second.events().find((e) => e.event.id === pending.event.id && e.outcome === 'delivered'));
+      expect(recorded.attempts.map((attempt) => attempt.status)).toEqual([null, 200]);
+      expect(receiver.deliveries).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('ignores a temporary file a crash left half-written, and refuses to start on a state file it cannot read', async () => {
+    const first = await start();
+    const intent = await sdk(first, SECRET_KEY).paymentIntents.create({ amount: 700, currency: 'usd' });
+    await stop(first);
+    writeFileSync(join(stateDir, 'state.json.tmp'), '{"version":1,"intents":[{"id":"pi_torn');
+
+    const second = await start();
+    expect(second.intents().map((i) => i.id)).toEqual([intent.id]);
+    await stop(second);
+    writeFileSync(join(stateDir, 'state.json'), 'not json');
+
+    await expect(start()).rejects.toThrow(`processor sandbox: cannot read its state from ${join(stateDir, 'state.json')}`);
+    expect(readdirSync(stateDir)).toContain('state.json');
+  });
+});
