@@ -24,4 +24,9 @@ export const newId = {
   transactionRecord: () => `txn_${randomBase32()}`,
   /** The transaction identifier partners keep (decisions.md §5: `svc_tx_` + 24 base32 characters). */
   svcTx: () => `svc_tx_${randomBase32()}`,
+  webhookEndpoint: () => `whe_${randomBase32()}`,
+  /** A partner event: one per transaction move, shared by every delivery and resend of it. */
+  partnerEvent: () => `evt_${randomBase32()}`,
+  webhookDelivery: () => `dlv_${randomBase32()}`,
+  auditEvent: () => `aud_${randomBase32()}`,
 } as const;

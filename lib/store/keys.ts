@@ -102,6 +102,15 @@ export const keys = {
     gsi1sk: timeOrdered(createdAt, deliveryId),
   }),
 
+  /**
+   * The transactional outbox (sparse gsi2 partition): a delivery carries it from the write that creates it
+   * until it is finished (succeeded or failed), sorted by when the relay should next look at it. A delivery
+   * whose message was lost anywhere on the way (a crash before the enqueue, a lost local queue) is found here
+   * once that time has passed and is enqueued again.
+   */
+  outbox: 'OUTBOX',
+  outboxIndex: (deliveryId: string, relayAfter: string): IndexKeys => ({ gsi2pk: keys.outbox, gsi2sk: `${relayAfter}#${deliveryId}` }),
+
   auditEvent: (eventId: string): TableKey => ({ pk: `AUDIT#${eventId}`, sk: 'AUDIT' }),
   auditEventIndex: (partnerId: string | undefined, eventId: string, createdAt: string): IndexKeys => ({
     ...(partnerId === undefined ? {} : { gsi1pk: `AUDIT#${partnerId}`, gsi1sk: timeOrdered(createdAt, eventId) }),

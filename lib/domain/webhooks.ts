@@ -1,0 +1,102 @@
+/**
+ * Outbound partner webhooks (interface-spec.md Events; decisions.md §2, §8): the events a partner can subscribe
+ * to, its endpoints, and one delivery per (event, endpoint). Pure: no I/O.
+ *
+ * One transaction move emits one partner event (`evt_…`, stable across retries and resends); each endpoint
+ * subscribed to it gets its own delivery (`dlv_…`), attempted up to {@link MAX_DELIVERY_ATTEMPTS} times. The
+ * body is fixed when the event is emitted and sent byte for byte on every attempt and resend.
+ */
+import { toMajorUnits } from './money';
+import type { Transaction, TransactionStatus } from './transaction';
+
+export const PARTNER_EVENTS = [
+  'transaction_succeeded',
+  'transaction_failed',
+  'transaction_abandoned',
+  'transaction_refunded',
+  'transaction_chargeback',
+] as const;
+
+export type PartnerEvent = (typeof PARTNER_EVENTS)[number];
+
+/** The statuses a processor event can move a transaction to, each announced by its partner event. */
+export type EventStatus = 'succeeded' | 'failed' | 'abandoned' | 'refunded' | 'chargeback';
+
+export const partnerEventFor = (status: EventStatus): PartnerEvent => `transaction_${status}`;
+
+/** A partner URL subscribed to some events. Its signing secret is stored sealed and is not part of this type. */
+export interface WebhookEndpoint {
+  id: string;
+  partnerId: string;
+  name: string;
+  url: string;
+  events: PartnerEvent[];
+  createdAt: string;
+}
+
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** Attempts per delivery (spec Limits: webhook delivery attempts 3). */
+export const MAX_DELIVERY_ATTEMPTS = 3;
+
+export interface WebhookDelivery {
+  id: string;
+  /** The partner event's id (`X-Svc-Event-Id`, `webhook-id`): the same on every attempt and resend. */
+  eventId: string;
+  endpointId: string;
+  partnerId: string;
+  event: PartnerEvent;
+  svcTxId: string;
+  /** The exact JSON body sent (and signed) on every attempt. */
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastHttpStatus: number | null;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * The body of a partner webhook, exactly the spec's shape (Events: Outbound partner webhooks), money in major
+ * units, `meta` unchanged from creation (an empty object when none was given).
+ */
+export function partnerEventBody(transaction: Transaction, event: PartnerEvent, status: TransactionStatus): string {
+  return JSON.stringify({
+    event,
+    svc_tx_id: transaction.svcTxId,
+    partner_id: transaction.partnerId,
+    client_id: transaction.clientId,
+    partner_reference: transaction.partnerReference,
+    status,
+    amount: toMajorUnits(transaction.amountMinor, transaction.currency),
+    currency: transaction.currency,
+    meta: transaction.meta ?? {},
+  });
+}
+
+/** The deliveries of one partner event: one per endpoint subscribed to it, each new and pending. */
+export function deliveriesFor(
+  endpoints: readonly WebhookEndpoint[],
+  emitted: { eventId: string; event: PartnerEvent; transaction: Transaction; payload: string; now: string },
+  newDeliveryId: () => string,
+): WebhookDelivery[] {
+  return endpoints
+    .filter((endpoint) => endpoint.events.includes(emitted.event))
+    .map((endpoint) => ({
+      id: newDeliveryId(),
+      eventId: emitted.eventId,
+      endpointId: endpoint.id,
+      partnerId: emitted.transaction.partnerId,
+      event: emitted.event,
+      svcTxId: emitted.transaction.svcTxId,
+      payload: emitted.payload,
+      status: 'pending' as const,
+      attempts: 0,
+      lastHttpStatus: null,
+      lastError: null,
+      createdAt: emitted.now,
+      updatedAt: emitted.now,
+    }));
+}
