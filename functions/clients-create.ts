@@ -4,7 +4,7 @@ import { toMinorUnits } from '../lib/domain/money';
 import { CLIENT_STATUSES, FLAT_FEE_CURRENCY } from '../lib/domain/partner';
 import { httpRoute } from '../lib/http/chain';
 import { presentClient } from '../lib/http/presenters';
-import { identifier, percentage } from '../lib/http/schemas';
+import { identifier, percentage, text } from '../lib/http/schemas';
 import { registerClient } from '../lib/use-cases/clients';
 
 /** Dollars on the API (0-10, whole cents), cents inside: converted exactly, never as `dollars * 100` on a double. */
@@ -22,7 +22,7 @@ const Body = z.strictObject({
   /** Not sent by partners (the key decides); tolerated only when it names the key's own partner. */
   partner_id: z.string().optional(),
   client_id: identifier(3, 128),
-  legal_name: z.string().trim().min(2).max(200),
+  legal_name: text(2, 200),
   status: z.enum(CLIENT_STATUSES).default('active'),
   partner_fee_percentage: percentage.nullable().default(null),
   partner_fee_flat_usd: flatFeeCents.nullable().default(null),

@@ -3,9 +3,8 @@
  * naming the failing check (decisions.md §3), so a load balancer or `npm start`'s user sees a dead DynamoDB
  * instead of a service that answers 500 to everything.
  */
+import { healthChecks } from '../lib/adapters';
 import { httpRoute } from '../lib/http/chain';
-import { checkProcessor } from '../lib/processor/health';
-import { tableCheck } from '../lib/store/health';
 import { checkHealth, type HealthCheck } from '../lib/use-cases/health';
 
 /** The handler over given checks (tests inject failing ones); `handler` checks the real dependencies. */
@@ -15,4 +14,4 @@ export const createHandler = (checks: { dynamodb: HealthCheck; processor: Health
     return { status: report.status === 'ok' ? 200 : 503, body: report, headers: { 'cache-control': 'no-store' } };
   });
 
-export const handler = createHandler({ dynamodb: tableCheck(), processor: checkProcessor });
+export const handler = createHandler(healthChecks);

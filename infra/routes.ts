@@ -9,11 +9,15 @@
 
 export const API_PREFIX = '/api/v1';
 
+/** Every HTTP function's timeout: just under API Gateway's 30 s integration limit; the local runtime gives the same. */
+export const FUNCTION_TIMEOUT_SECONDS = 29;
+
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
 /** What a function may touch in AWS; the API stack grants exactly this (least privilege). */
 export interface RouteAccess {
-  table?: 'read' | 'readWrite';
+  /** `describe`: only DescribeTable (the public health check reads no item). */
+  table?: 'describe' | 'read' | 'readWrite';
   /** `encrypt`: seal new secrets (KMS GenerateDataKey); `decrypt`: open them (KMS Decrypt). */
   kms?: ReadonlyArray<'encrypt' | 'decrypt'>;
   /** Reads the processor keys (Secrets Manager in AWS). */
@@ -28,6 +32,11 @@ export interface RouteDefinition {
   /** Full path including {@link API_PREFIX}; `{param}` segments are path parameters. */
   path: string;
   access: RouteAccess;
+  /**
+   * AWS only: the function is also served by a Lambda function URL with auth NONE, besides this route. For the
+   * processor webhook, whose caller is configured with one URL and authenticates by the event signature.
+   */
+  functionUrl?: boolean;
 }
 
 const read: RouteAccess = { table: 'read' };
@@ -41,7 +50,7 @@ const paymentMutation: RouteAccess = { ...partnerMutation, processorKeys: true }
 
 const declaredRoutes: readonly RouteDefinition[] = [
   // Health reads the table's description and the processor keys (to tell they are configured).
-  { name: 'health', method: 'GET', path: `${API_PREFIX}/health`, access: { table: 'read', processorKeys: true } },
+  { name: 'health', method: 'GET', path: `${API_PREFIX}/health`, access: { table: 'describe' } },
 
   { name: 'admin-partners-create', method: 'POST', path: `${API_PREFIX}/admin/partners`, access: readWrite },
   { name: 'admin-partners-list', method: 'GET', path: `${API_PREFIX}/admin/partners`, access: list },
@@ -65,6 +74,34 @@ const declaredRoutes: readonly RouteDefinition[] = [
   { name: 'transactions-attach-intent', method: 'POST', path: `${API_PREFIX}/transactions/attach-intent`, access: paymentMutation },
   { name: 'transactions-list', method: 'GET', path: `${API_PREFIX}/transactions`, access: list },
   { name: 'transactions-get', method: 'GET', path: `${API_PREFIX}/transactions/{svc_tx_id}`, access: read },
+
+  // The processor's events: verified with the webhook secret (processor keys), then one transactional write.
+  {
+    name: 'processor-webhook',
+    method: 'POST',
+    path: `${API_PREFIX}/webhooks/processor`,
+    access: { table: 'readWrite', processorKeys: true },
+    functionUrl: true,
+  },
+
+  // Partner webhooks (decisions.md §2). Creating an endpoint seals its secret (KMS encrypt); nothing here opens one:
+  // only the delivery consumer (not an HTTP route) decrypts, to sign.
+  {
+    name: 'admin-webhook-endpoints-create',
+    method: 'POST',
+    path: `${API_PREFIX}/admin/partners/{partner_id}/webhook-endpoints`,
+    access: { table: 'readWrite', kms: ['encrypt'] },
+  },
+  { name: 'admin-webhook-endpoints-list', method: 'GET', path: `${API_PREFIX}/admin/partners/{partner_id}/webhook-endpoints`, access: read },
+  {
+    name: 'admin-webhook-endpoints-delete',
+    method: 'DELETE',
+    path: `${API_PREFIX}/admin/partners/{partner_id}/webhook-endpoints/{id}`,
+    access: readWrite,
+  },
+  { name: 'admin-webhook-deliveries-list', method: 'GET', path: `${API_PREFIX}/admin/partners/{partner_id}/webhook-deliveries`, access: list },
+  { name: 'admin-webhook-deliveries-resend', method: 'POST', path: `${API_PREFIX}/admin/webhook-deliveries/{id}/resend`, access: readWrite },
+  { name: 'admin-audit-events-list', method: 'GET', path: `${API_PREFIX}/admin/audit-events`, access: list },
 
   { name: 'branding-packet', method: 'GET', path: `${API_PREFIX}/branding/packet`, access: { table: 'read', processorKeys: true } },
   { name: 'branding-packet', method: 'OPTIONS', path: `${API_PREFIX}/branding/packet`, access: { table: 'read', processorKeys: true } },

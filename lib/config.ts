@@ -44,6 +44,8 @@ const schema = z.object({
   DYNAMODB_LOCAL_PORT: port,
   PROCESSOR_SANDBOX_PORT: port,
   RAILS_SANDBOX_PORT: port,
+  /** The local webhook queue's SQS front (infra/local/delivery-queue.ts); unused in AWS. */
+  WEBHOOK_QUEUE_PORT: port,
   LOCAL_DATA_DIR: z.string().min(1),
   ADMIN_JWT_SECRET: optionalSecret.refine((value) => value === undefined || value.length >= 32, 'expected at least 32 characters'),
   ADMIN_JWT_ISSUER: z.string().min(1).optional(),
@@ -59,6 +61,7 @@ const schema = z.object({
   CURSOR_SECRET_ARN: z.string().min(1).optional(),
   PROCESSOR_FEE_PERCENT: percent,
   WEBHOOK_RETRY_BASE_MS: z.coerce.number({ error: 'expected milliseconds' }).int('expected whole milliseconds').min(1).max(3_600_000),
+  /** The partner webhook delivery queue (SQS); locally the runtime's queue front. Only the relay, sweep and consumer send. */
   WEBHOOK_QUEUE_URL: z.url({ error: 'expected a URL' }).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number({ error: 'expected a number' }).int('expected a whole number').min(1).max(1_000_000),
   SETTLEMENT_CUTOFF: z.enum(['day_boundary', 'now'], { error: 'expected day_boundary or now' }),
@@ -82,6 +85,7 @@ const sharedDefaults: Env = {
   DYNAMODB_LOCAL_PORT: '8000',
   PROCESSOR_SANDBOX_PORT: '12111',
   RAILS_SANDBOX_PORT: '12112',
+  WEBHOOK_QUEUE_PORT: '12113',
   LOCAL_DATA_DIR: '.data',
 };
 
@@ -89,6 +93,7 @@ const sharedDefaults: Env = {
 function localDefaults(env: Env): Env {
   const dynamoPort = env.DYNAMODB_LOCAL_PORT ?? sharedDefaults.DYNAMODB_LOCAL_PORT;
   const processorPort = env.PROCESSOR_SANDBOX_PORT ?? sharedDefaults.PROCESSOR_SANDBOX_PORT;
+  const queuePort = env.WEBHOOK_QUEUE_PORT ?? sharedDefaults.WEBHOOK_QUEUE_PORT;
   return {
     AWS_REGION: 'local',
     TABLE_NAME: 'partner-payments',
@@ -102,6 +107,8 @@ function localDefaults(env: Env): Env {
     PROCESSOR_WEBHOOK_SECRET: 'whsec_sandbox_local',
     PROCESSOR_API_BASE: `http://127.0.0.1:${processorPort}`,
     WEBHOOK_RETRY_BASE_MS: '1000',
+    // The local queue's SQS front, in SQS's URL shape (account/queue name), so the real SQS client sends to it.
+    WEBHOOK_QUEUE_URL: `http://127.0.0.1:${queuePort}/000000000000/partner-webhooks`,
     ALLOW_INSECURE_WEBHOOK_URLS: 'true',
   };
 }

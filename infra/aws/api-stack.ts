@@ -1,19 +1,19 @@
 /**
  * The HTTP API: one Lambda per route of `infra/routes.ts` (the table the local runtime serves too), plus the
- * `$default` route for paths no route serves. Each function gets exactly the access its route declares.
+ * `$default` route for paths no route serves. Each function gets exactly the access its route declares. A route
+ * marked `functionUrl` (the processor webhook) also gets a Lambda function URL, auth NONE.
  */
-import { fileURLToPath } from 'node:url';
-import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, HttpRoute, HttpRouteKey } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
-import { fallbackRoute, routes, type RouteAccess } from '../routes';
+import { FUNCTION_TIMEOUT_SECONDS, fallbackRoute, routes, type RouteAccess } from '../routes';
+import { serviceFunction } from './service-function';
 
 export interface ApiStackProps extends StackProps {
   table: ITableV2;
@@ -24,9 +24,6 @@ export interface ApiStackProps extends StackProps {
   /** Admin bearer token verification (decisions.md §2); unset, the admin functions refuse to start. */
   adminAuth?: { jwksUrl: string; issuer: string; audience: string } | undefined;
 }
-
-const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
-const entryOf = (name: string) => fileURLToPath(new URL(`../../functions/${name}.ts`, import.meta.url));
 
 export class ApiStack extends Stack {
   readonly api: HttpApi;
@@ -41,6 +38,11 @@ export class ApiStack extends Stack {
       if (fn === undefined) {
         fn = this.createFunction(route.name, route.access, props);
         functions.set(route.name, fn);
+        if (route.functionUrl === true) {
+          // The processor's webhook endpoint: it authenticates by the event signature, so the URL has no IAM auth.
+          const url = fn.addFunctionUrl({ authType: FunctionUrlAuthType.NONE });
+          new CfnOutput(this, `FunctionUrl-${route.name}`, { value: url.url });
+        }
       }
       new HttpRoute(this, `Route-${route.method}-${route.name}`, {
         httpApi: this.api,
@@ -60,19 +62,9 @@ export class ApiStack extends Stack {
 
   private createFunction(name: string, access: RouteAccess, props: ApiStackProps): NodejsFunction {
     const { table, secretsKey, processorSecret, cursorSecret, adminAuth } = props;
-    const fn = new NodejsFunction(this, `Fn-${name}`, {
-      entry: entryOf(name),
-      handler: 'handler',
-      projectRoot,
-      depsLockFilePath: `${projectRoot}/package-lock.json`,
-      runtime: Runtime.NODEJS_22_X,
-      architecture: Architecture.ARM_64,
-      memorySize: 512,
-      timeout: Duration.seconds(29),
-      tracing: Tracing.ACTIVE,
-      logGroup: new LogGroup(this, `Logs-${name}`, { retention: RetentionDays.ONE_MONTH }),
+    const fn = serviceFunction(this, name, {
+      timeoutSeconds: FUNCTION_TIMEOUT_SECONDS,
       environment: {
-        SVC_RUNTIME: 'aws',
         TABLE_NAME: table.tableName,
         KMS_KEY_ID: secretsKey.keyArn,
         ...(adminAuth === undefined
@@ -80,18 +72,9 @@ export class ApiStack extends Stack {
           : { ADMIN_JWKS_URL: adminAuth.jwksUrl, ADMIN_JWT_ISSUER: adminAuth.issuer, ADMIN_JWT_AUDIENCE: adminAuth.audience }),
         ...(access.processorKeys === true ? { PROCESSOR_SECRET_ARN: processorSecret.secretArn } : {}),
         ...(access.cursorKey === true ? { CURSOR_SECRET_ARN: cursorSecret.secretArn } : {}),
-        NODE_OPTIONS: '--enable-source-maps',
-      },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        sourceMap: true,
-        minify: true,
-        // CommonJS dependencies bundled into an ES module still call require().
-        banner: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
       },
     });
+    if (access.table === 'describe') table.grant(fn, 'dynamodb:DescribeTable');
     if (access.table === 'read') table.grantReadData(fn);
     if (access.table === 'readWrite') table.grantReadWriteData(fn);
     if (access.kms?.includes('encrypt')) secretsKey.grant(fn, 'kms:GenerateDataKey');

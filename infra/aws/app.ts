@@ -3,6 +3,7 @@
  */
 import { Annotations, App } from 'aws-cdk-lib';
 import { ApiStack } from './api-stack';
+import { DeliveryStack } from './delivery-stack';
 import { StatefulStack } from './stateful-stack';
 
 const app = new App();
@@ -14,6 +15,13 @@ const issuer = app.node.tryGetContext('adminJwtIssuer') as string | undefined;
 const audience = app.node.tryGetContext('adminJwtAudience') as string | undefined;
 const adminAuth = jwksUrl && issuer && audience ? { jwksUrl, issuer, audience } : undefined;
 const api = new ApiStack(app, 'PartnerPayments-Api', { env, table: stateful.table, secretsKey: stateful.secretsKey, processorSecret: stateful.processorSecret, cursorSecret: stateful.cursorSecret, adminAuth });
+new DeliveryStack(app, 'PartnerPayments-Delivery', {
+  env,
+  table: stateful.table,
+  secretsKey: stateful.secretsKey,
+  deliveryQueue: stateful.deliveryQueue,
+  deliveryDeadLetters: stateful.deliveryDeadLetters,
+});
 if (adminAuth === undefined) {
   Annotations.of(api).addWarningV2(
     'partner-payments:admin-auth',

@@ -1,21 +1,26 @@
 /**
  * Everything that holds data and must outlive a redeploy: the single table (with every GSI of
- * `lib/store/table.ts`, TTL, point-in-time recovery and deletion protection) and the KMS key that
- * envelope-encrypts the secrets stored in it; the Secrets Manager secrets holding the processor keys and the
- * key that seals paging cursors.
+ * `lib/store/table.ts`, TTL, point-in-time recovery, deletion protection, and its stream of new images, which
+ * the outbox relay reads) and the KMS key that envelope-encrypts the secrets stored in it; the Secrets Manager
+ * secrets holding the processor keys and the key that seals paging cursors; the partner webhook delivery
+ * queue and its dead-letter queue (settings in `infra/webhook-delivery.ts`).
  */
-import { RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import { AttributeType, Billing, TableV2, type ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { AttributeType, Billing, StreamViewType, TableV2, type ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { GLOBAL_INDEXES, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE } from '../../lib/store/table';
+import { GLOBAL_INDEXES, PARTITION_KEY, SORT_KEY, STREAM_VIEW_TYPE, TTL_ATTRIBUTE } from '../../lib/store/table';
+import { DELIVERY_QUEUE } from '../webhook-delivery';
 
 export class StatefulStack extends Stack {
   readonly table: ITableV2;
   readonly secretsKey: IKey;
   readonly processorSecret: ISecret;
   readonly cursorSecret: ISecret;
+  readonly deliveryQueue: IQueue;
+  readonly deliveryDeadLetters: IQueue;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -27,6 +32,7 @@ export class StatefulStack extends Stack {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
+      dynamoStream: StreamViewType[STREAM_VIEW_TYPE],
       globalSecondaryIndexes: GLOBAL_INDEXES.map((index) => ({
         indexName: index.indexName,
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
@@ -53,6 +59,22 @@ export class StatefulStack extends Stack {
       description: 'HMAC key that seals list paging cursors (partner payments service)',
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
       removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    // Messages are `{ deliveryId }` only, so SQS-managed encryption at rest is enough (no key to grant). A dead
+    // letter is evidence of a delivery the consumer could not process at all: kept 14 days, and on stack deletion.
+    this.deliveryDeadLetters = new Queue(this, 'WebhookDeliveryDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(DELIVERY_QUEUE.deadLetterRetentionDays),
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.deliveryQueue = new Queue(this, 'WebhookDeliveryQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(DELIVERY_QUEUE.visibilityTimeoutSeconds),
+      retentionPeriod: Duration.days(DELIVERY_QUEUE.retentionDays),
+      deadLetterQueue: { queue: this.deliveryDeadLetters, maxReceiveCount: DELIVERY_QUEUE.maxReceiveCount },
     });
   }
 }

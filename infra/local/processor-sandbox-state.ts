@@ -108,7 +108,7 @@ export class StateFile {
 
   private async write(): Promise<void> {
     const text = JSON.stringify({ version: STATE_VERSION, ...this.snapshot() });
-    const file = await open(this.tempPath, 'w');
+    const file = await open(this.tempPath, 'w', 0o600); // it holds client secrets
     try {
       await file.writeFile(text, 'utf8');
       await file.sync();

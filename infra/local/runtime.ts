@@ -2,13 +2,17 @@
  * Composes the local runtime from its parts so that `npm start` and the integration tests start the same
  * thing. Each part is stopped in reverse order of starting, so the HTTP API, started last, stops first: it
  * answers the requests already running (which may still call the processor and write the table) before the
- * sandbox processor and DynamoDB Local go.
+ * webhook delivery pipeline (its running consumer batch finishes), the sandbox processor and DynamoDB Local go.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ensureTable } from '../../lib/store/table';
+import { type SqsConsumer, type LocalDeliveryQueue } from './delivery-queue';
+import { startDeliveryPipeline, type SweepHandler } from './delivery-pipeline';
 import { startSupervisedDynamoDbLocal } from './dynamodb-local';
 import { startHttpApi } from './http-api';
+import { loadFunction } from './load-function';
 import { startProcessorSandbox } from './processor-sandbox';
+import { stopsInReverse } from './stops';
 
 export interface LocalRuntimeOptions {
   httpPort: number;
@@ -18,12 +22,18 @@ export interface LocalRuntimeOptions {
   tableName: string;
   /** `stateDir`: where the sandbox processor keeps its state; `undefined` keeps it in memory. */
   processor: { port: number; secretKey: string; webhookSecret: string; stateDir?: string | undefined };
+  /** The partner webhook delivery queue's SQS front (`WEBHOOK_QUEUE_URL` must point at it). */
+  webhookQueue: { port: number };
 }
 
 export interface LocalRuntime {
   apiUrl: string;
   processorUrl: string;
   dynamoEndpoint: string;
+  /** The partner webhook delivery queue's URL (its SQS front). */
+  webhookQueueUrl: string;
+  /** The local delivery queue: its dead-letter list (`deadLetters()`) and depth. */
+  webhookQueue: LocalDeliveryQueue;
   /** DynamoDB Local's Java process now (a new one after a restart). */
   readonly dynamoPid: number;
   /** Settles when a part died and could not be brought back (DynamoDB Local would not restart). */
@@ -32,11 +42,8 @@ export interface LocalRuntime {
 }
 
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
-  const stops: Array<() => Promise<void>> = [];
-  const stop = async () => {
-    for (const stopPart of stops.reverse()) await stopPart().catch((error: unknown) => console.error(error));
-    stops.length = 0;
-  };
+  const stops = stopsInReverse();
+  const { stop } = stops;
   try {
     const dynamo = await startSupervisedDynamoDbLocal({
       port: options.dynamoPort,
@@ -53,12 +60,24 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       stateDir: options.processor.stateDir,
     });
     stops.push(processor.close);
+    // Partner webhooks: outbox (the table's stream, and a sweep) → queue → consumer, the handlers of functions/.
+    const delivery = await startDeliveryPipeline({
+      dynamoEndpoint: dynamo.endpoint,
+      tableName: options.tableName,
+      queuePort: options.webhookQueue.port,
+      consumer: await loadFunction<SqsConsumer>('webhook-delivery'),
+      relay: await loadFunction('outbox-relay'),
+      sweep: await loadFunction<SweepHandler>('outbox-sweep'),
+    });
+    stops.push(delivery.stop);
     const api = await startHttpApi({ port: options.httpPort });
     stops.push(api.close);
     return {
       apiUrl: api.url,
       processorUrl: processor.url,
       dynamoEndpoint: dynamo.endpoint,
+      webhookQueueUrl: delivery.queueUrl,
+      webhookQueue: delivery.queue,
       get dynamoPid() {
         return dynamo.pid;
       },

@@ -72,6 +72,8 @@ export const errors = {
   txNotFound: () => new ServiceError(404, 'TX_NOT_FOUND', 'Transaction not found'),
   batchNotFound: () => new ServiceError(404, 'BATCH_NOT_FOUND', 'Settlement batch not found'),
   apiKeyNotFound: () => new ServiceError(404, 'API_KEY_NOT_FOUND', 'API key not found'),
+  webhookEndpointNotFound: () => new ServiceError(404, 'WEBHOOK_ENDPOINT_NOT_FOUND', 'Webhook endpoint not found'),
+  webhookDeliveryNotFound: () => new ServiceError(404, 'WEBHOOK_DELIVERY_NOT_FOUND', 'Webhook delivery not found'),
   paymentIntentNotFound: () =>
     new ServiceError(404, 'PAYMENT_INTENT_NOT_FOUND', 'No transaction is linked to this payment intent'),
 
@@ -84,12 +86,20 @@ export const errors = {
     new ServiceError(409, 'TX_NOT_INITIALIZED', 'The transaction already has a payment intent (it is no longer initialized)'),
   clientExists: () => new ServiceError(409, 'CLIENT_EXISTS', 'A client with this client_id already exists for the partner'),
   batchAlreadyPaid: () => new ServiceError(409, 'BATCH_ALREADY_PAID', 'The settlement batch has already been paid'),
+  webhookEndpointLimitReached: (max: number) =>
+    new ServiceError(409, 'WEBHOOK_ENDPOINT_LIMIT_REACHED', `A partner has at most ${max} webhook endpoints: delete one first`),
+  webhookEndpointDeleted: () =>
+    new ServiceError(409, 'WEBHOOK_ENDPOINT_DELETED', "The delivery's webhook endpoint has been deleted: there is nowhere to resend it"),
   batchPayoutInProgress: () =>
     new ServiceError(409, 'BATCH_PAYOUT_IN_PROGRESS', 'A payout of this settlement batch is already running'),
   idempotencyKeyInUse: (retryAfterSeconds: number) =>
     new ServiceError(409, 'IDEMPOTENCY_KEY_IN_USE', 'A request with this idempotency key is still being processed', {
       headers: retryAfter(retryAfterSeconds),
     }),
+
+  /** The raw body is over the route's limit (`maxBodyBytes`): refused before it is parsed, as a caller error. */
+  payloadTooLarge: (maxBytes: number) =>
+    new ServiceError(413, 'PAYLOAD_TOO_LARGE', `Request body too large: this route takes at most ${maxBytes} bytes`),
 
   idempotencyKeyReused: () =>
     new ServiceError(
@@ -110,6 +120,15 @@ export const errors = {
       expose: true,
     }),
 
+  processorWebhookSecretMissing: () =>
+    new ServiceError(500, 'PROCESSOR_WEBHOOK_SECRET_MISSING', "The service's processor webhook secret is not configured", {
+      expose: true,
+    }),
+
+  requestTimedOut: () =>
+    new ServiceError(503, 'REQUEST_TIMED_OUT', 'The request ran out of time; retry it with the same idempotency key', { expose: true }),
+  processorIntentMissing: () =>
+    new ServiceError(502, 'PROCESSOR_INTENT_MISSING', "The card processor no longer knows this transaction's payment intent", { expose: true }),
   processorUnavailable: (cause?: unknown) =>
     new ServiceError(502, 'PROCESSOR_UNAVAILABLE', 'The card processor is unavailable, retry later', { cause, expose: true }),
   payoutFailed: (cause?: unknown) =>
@@ -119,7 +138,7 @@ export const errors = {
     new ServiceError(400, 'PROCESSOR_SIGNATURE_MISSING', 'The processor-signature header is required'),
   processorSignatureInvalid: () =>
     new ServiceError(400, 'PROCESSOR_SIGNATURE_INVALID', 'The processor signature is not valid'),
-  invalidWebhookJson: () => new ServiceError(400, 'INVALID_WEBHOOK_JSON', 'The webhook body is not valid JSON'),
+  invalidWebhookJson: () => new ServiceError(400, 'INVALID_WEBHOOK_JSON', 'The webhook body is not a JSON event'),
   missingIntentId: () => new ServiceError(400, 'MISSING_INTENT_ID', 'The event carries no payment intent id'),
 } as const;
 

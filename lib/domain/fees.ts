@@ -3,6 +3,7 @@
  * integer minor units, rounded half-up at the end of its own term ({@link percentOf}), never on floating point:
  *
  *   processorFee     = amount × processorFeePercent / 100
+ *   partnerFeePercent = the client's fee, else the partner's service fee, never below the service fee
  *   platformFee      = amount × partnerFeePercent / 100 (+ the client's flat USD fee on USD payments),
  *                      capped at amount − processorFee, so a tiny payment never has a negative net
  *   svcEarningAmount = amount × svcEarningPercent / 100, capped at platformFee (the service's share is cut
@@ -29,7 +30,7 @@ export interface FeeSettings {
 }
 
 /** The settings of a payment to `client` under `partner`, with the service's configured processor fee. */
-export const feeSettingsOf = (processorFeePercent: number, partner: Partner, client: Pick<Client, 'partnerFeePercentage'> & { partnerFeeFlatUsdCents: number | null }): FeeSettings => ({
+export const feeSettingsOf = (processorFeePercent: number, partner: Pick<Partner, 'serviceFeePercentage'>, client: Pick<Client, 'partnerFeePercentage' | 'partnerFeeFlatUsdCents'>): FeeSettings => ({
   processorFeePercent,
   serviceFeePercent: partner.serviceFeePercentage,
   clientFeePercent: client.partnerFeePercentage,
@@ -42,7 +43,9 @@ const subtractPercent = (a: number, b: number) => Math.round((a - b) * 10_000) /
 /** The split of `amountMinor` (a positive whole number of minor units of `currency`, upper-case ISO 4217). */
 export function computeFees(amountMinor: number, currency: string, settings: FeeSettings): FeeBreakdown {
   if (!Number.isSafeInteger(amountMinor) || amountMinor <= 0) throw new RangeError(`amount must be a positive whole number of minor units, got ${amountMinor}`);
-  const partnerFeePercent = settings.clientFeePercent ?? settings.serviceFeePercent;
+  // The service fee is the floor of a client's fee (POST /clients refuses less); a partner whose service fee was
+  // raised since a client was registered still pays the service its fee, and its own share is never negative.
+  const partnerFeePercent = Math.max(settings.clientFeePercent ?? settings.serviceFeePercent, settings.serviceFeePercent);
   const processorFeeMinor = percentOf(amountMinor, settings.processorFeePercent);
   const flatFee = currency === 'USD' ? (settings.flatUsdCents ?? 0) : 0;
   const platformFeeMinor = Math.min(percentOf(amountMinor, partnerFeePercent) + flatFee, amountMinor - processorFeeMinor);

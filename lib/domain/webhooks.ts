@@ -40,6 +40,28 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 /** Attempts per delivery (spec Limits: webhook delivery attempts 3). */
 export const MAX_DELIVERY_ATTEMPTS = 3;
 
+/**
+ * The wait before the next attempt after attempt `n` failed, in multiples of `WEBHOOK_RETRY_BASE_MS`
+ * (decisions.md §8): ×1 after the first failure, ×4 after the second.
+ */
+export const RETRY_FACTORS: readonly number[] = [1, 4];
+
+/** Each wait is drawn within ±20 % of its nominal value, so endpoints that failed together do not retry together. */
+export const RETRY_JITTER = 0.2;
+
+/**
+ * Whole seconds to wait after attempt `failedAttempt` (1-based) failed: base × factor, jittered by `random`
+ * (0 ≤ random < 1), rounded up (a queue's delay is whole seconds), at least 1.
+ */
+export function retryDelaySeconds(failedAttempt: number, baseMs: number, random: number): number {
+  const factor = RETRY_FACTORS[Math.min(failedAttempt, RETRY_FACTORS.length) - 1] ?? 1;
+  const jittered = baseMs * factor * (1 - RETRY_JITTER + 2 * RETRY_JITTER * random);
+  return Math.max(1, Math.ceil(jittered / 1000));
+}
+
+/** A partner's answer counts as delivered only when it is a 2xx (a 3xx is not followed and is a failure). */
+export const isDelivered = (httpStatus: number) => httpStatus >= 200 && httpStatus <= 299;
+
 export interface WebhookDelivery {
   id: string;
   /** The partner event's id (`X-Svc-Event-Id`, `webhook-id`): the same on every attempt and resend. */

@@ -156,11 +156,21 @@ export function idempotencyKeyHeader(): ChainMiddleware {
 const LEASE_MARGIN_MS = 1_000;
 
 /**
+ * What a 409 IDEMPOTENCY_KEY_IN_USE tells the caller to wait: a payment request takes about a second, so the
+ * first request has most likely finished by then. The lease bounds it from above (a request that can no longer
+ * run is certainly over); it is the safety bound, not the estimate: at the start of a 29 s function it is ~30 s,
+ * which would make a partner wait 30 s for a 1 s request.
+ */
+const IN_FLIGHT_RETRY_AFTER_MS = 1_000;
+
+/**
  * Replays the first response for a repeated (key, body), refuses a changed body (422) or a concurrent repeat
- * (409, `Retry-After` the time left on the first request's lease: when it can have finished). Stores the
+ * (409, `Retry-After` about when the first request has finished: {@link IN_FLIGHT_RETRY_AFTER_MS}, or the time left
+ * on its lease when that is shorter). Stores the
  * outcome the operation reached (2xx, and its business answers such as 409 CLIENT_EXISTS or 404
- * CLIENT_NOT_FOUND); releases the key instead for what a retry may see differently: a validation failure, an
- * auth or permission refusal (401/403, e.g. a partner since reactivated), and a 5xx.
+ * CLIENT_NOT_FOUND); releases the key instead for what a retry may see differently: a validation failure (400
+ * VALIDATION_ERROR, or 413 PAYLOAD_TOO_LARGE from the body steps after this one), an auth or permission refusal
+ * (401/403, e.g. a partner since reactivated), and a 5xx.
  */
 export function idempotency(): ChainMiddleware {
   return {
@@ -178,7 +188,9 @@ export function idempotency(): ChainMiddleware {
       }
       const { existing } = claim;
       if (existing.fingerprint !== fingerprint) throw errors.idempotencyKeyReused();
-      if (existing.status === 'in_progress') throw errors.idempotencyKeyInUse((existing.lockExpiresAt - nowMs) / 1000);
+      if (existing.status === 'in_progress') {
+        throw errors.idempotencyKeyInUse(Math.min(existing.lockExpiresAt - nowMs, IN_FLIGHT_RETRY_AFTER_MS) / 1000);
+      }
       logger.info('Idempotent replay', { status: existing.response.statusCode });
       countMetric('IdempotentReplays');
       return replay(existing.response, context.svc.requestId);
@@ -195,7 +207,8 @@ export function idempotency(): ChainMiddleware {
       const lease = request.context.svc?.idempotency;
       if (lease === undefined) return;
       const result = errorResult(request.error);
-      const isValidationFailure = request.error instanceof ServiceError && request.error.code === 'VALIDATION_ERROR';
+      const isValidationFailure =
+        request.error instanceof ServiceError && (request.error.code === 'VALIDATION_ERROR' || request.error.code === 'PAYLOAD_TOO_LARGE');
       const isRefusal = result.status === 401 || result.status === 403;
       if (result.status >= 500 || isValidationFailure || isRefusal) await releaseIdempotencyKey(lease);
       else await completeIdempotencyKey(lease, { statusCode: result.status, body: JSON.stringify(result.body) });

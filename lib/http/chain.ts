@@ -3,18 +3,24 @@
  * `onError`/`after` in reverse):
  *
  *   1. Powertools logger context (cold start, function name), tracer segment, metrics flush (AWS)
- *   2. request state: request id, lower-cased headers, exact raw body
+ *   2. request state: request id, lower-cased headers, exact raw body (a body that is not valid UTF-8 -> 400
+ *      VALIDATION_ERROR, on every route, before anything reads it)
  *      (+ CORS on the public routes that ask for it: preflight answered, headers on every response)
  *   3. error mapper (its `onError` runs last: every error becomes the spec's body)
- *   4. access steps by the route's `access` (see `access.ts`):
+ *   4. body size, on routes that take a body: a raw body over the route's `maxBodyBytes` (default
+ *      {@link MAX_BODY_BYTES}) -> 413 PAYLOAD_TOO_LARGE before anything reads it (no HMAC over 6 MB, no
+ *      idempotency claim, no parse). A route without a body schema checks the size only if it sets `maxBodyBytes`
+ *   5. access steps by the route's `access` (see `access.ts`):
  *      - 'partner-mutation': API key -> HMAC over the raw body -> rate limit (authenticated requests only)
  *        -> idempotency-key present -> idempotency
  *      - 'partner-read':     API key
  *      - 'admin':            admin bearer token (role admin)
  *      - 'public':           none
- *   5. JSON body parse, on routes that take a body (malformed JSON -> 400 VALIDATION_ERROR)
- *   6. zod validation of body, query and path parameters (-> 400 VALIDATION_ERROR with details)
- *   7. the handler, whose {@link HttpResult} is serialised by `toHttpResponse`; cut off (500, the key released)
+ *   6. JSON body parse, on routes that take a body: malformed JSON, or JSON the parse would silently change (an
+ *      inexact number, a key given twice) -> 400 VALIDATION_ERROR (idempotency releases the key, as on any
+ *      validation failure)
+ *   7. zod validation of body, query and path parameters (-> 400 VALIDATION_ERROR with details)
+ *   8. the handler, whose {@link HttpResult} is serialised by `toHttpResponse`; cut off (503 REQUEST_TIMED_OUT, the key released)
  *      {@link ANSWER_RESERVE_MS} before the function's own deadline, and run under that instant
  *      (`lib/deadline.ts`) so the calls it makes end before it
  *
@@ -27,9 +33,11 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { z } from 'zod';
 import { runWithDeadline } from '../deadline';
+import { errors } from '../domain/errors';
 import { logger, metricsMiddleware, tracer } from '../observability';
 import { adminToken, apiKey, hmacSignature, idempotency, idempotencyKeyHeader, rateLimit } from './access';
-import { type ChainMiddleware, cors, errorMapper, jsonBody, requestState, validation } from './middlewares';
+import { MAX_BODY_BYTES } from './json-limits';
+import { bodySize, type ChainMiddleware, cors, errorMapper, jsonBody, requestState, validation } from './middlewares';
 import { toHttpResponse } from './response';
 import type { IdempotencyScope } from '../domain/caller';
 import type { ChainContext, HttpEvent, HttpRequest, HttpResponse, HttpResult } from './types';
@@ -49,6 +57,13 @@ export interface RouteOptions<
   cors?: boolean;
   /** Refuse platform-wide API keys (403 API_KEY_SCOPE_FORBIDDEN): routes that act for the key's own partner. */
   partnerOnly?: boolean;
+  /**
+   * The most UTF-8 bytes of raw body the route takes (413 PAYLOAD_TOO_LARGE above), checked before any parse.
+   * Defaults to {@link MAX_BODY_BYTES} on a route with a `body` schema. A route that reads its raw body itself
+   * (the processor webhook: Stripe's events are larger) sets its own; without one it has no limit but the API's.
+   * A route raising it past ~40 KB may meet `MAX_BODY_VALUES` when its body has to be walked.
+   */
+  maxBodyBytes?: number;
   body?: B;
   query?: Q;
   params?: P;
@@ -97,6 +112,10 @@ export function httpRoute<
 
   return middy<HttpEvent, HttpResponse, Error, ChainContext>(lambdaHandler, {
     timeoutEarlyInMillis: ANSWER_RESERVE_MS,
+    // A named, retryable answer (the 5xx releases the idempotency key) instead of a generic 500.
+    timeoutEarlyResponse: () => {
+      throw errors.requestTimedOut();
+    },
     requestEnd: cleanUpAfterEarlyResponse,
   })
     .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false })) // events carry credentials: never logged
@@ -105,6 +124,7 @@ export function httpRoute<
     .use(requestState())
     .use(options.cors === true ? [cors()] : [])
     .use(errorMapper())
+    .use(sizeStep(options))
     .use(accessSteps(options))
     .use(options.body === undefined ? [] : [jsonBody()])
     .use(validation({ body: options.body, query: options.query, params: options.params }));
@@ -121,6 +141,12 @@ async function cleanUpAfterEarlyResponse(request: Request): Promise<void> {
 }
 
 const scopeOf = ({ owner, endpoint, idempotencyKey, fingerprint }: IdempotencyScope): IdempotencyScope => ({ owner, endpoint, idempotencyKey, fingerprint });
+
+/** Step 4: the raw body's size, on a route that takes a body (default limit) or sets a limit of its own. */
+function sizeStep(options: { body?: z.ZodType | undefined; maxBodyBytes?: number | undefined }): ChainMiddleware[] {
+  if (options.maxBodyBytes !== undefined) return [bodySize(options.maxBodyBytes)];
+  return options.body === undefined ? [] : [bodySize(MAX_BODY_BYTES)];
+}
 
 function accessSteps(options: { access: Access; partnerOnly?: boolean | undefined }): ChainMiddleware[] {
   const partnerOnly = options.partnerOnly ?? false;

@@ -1,14 +1,14 @@
 /** Request schemas of the admin partner routes (create and update share their field rules). */
 import { z } from 'zod';
 import { KYC_STATUSES, PARTNER_STATUSES } from '../domain/partner';
-import { percentage } from './schemas';
+import { percentage, text } from './schemas';
 
 export const PartnerParams = z.object({ partner_id: z.string().min(1).max(64) });
 
 /** `branding` of PATCH /admin/partners/{id} (decisions.md §10); each part may be cleared with null. */
 const Branding = z
   .strictObject({
-    display_name: z.string().trim().min(1).max(100).nullable().optional(),
+    display_name: text(1, 100).nullable().optional(),
     logo_url: z.url({ protocol: /^https?$/, error: 'Must be an http(s) URL' }).max(2048).nullable().optional(),
     brand_color: z.string().regex(/^#[0-9a-fA-F]{6}$/, 'Must be a colour like #1a2b3c').nullable().optional(),
   })
@@ -19,7 +19,7 @@ const Branding = z
   }));
 
 const fields = {
-  name: z.string().trim().min(1).max(200),
+  name: text(1, 200),
   service_fee_percentage: percentage,
   status: z.enum(PARTNER_STATUSES),
   kyc_status: z.enum(KYC_STATUSES),

@@ -2,19 +2,61 @@
 import { z } from 'zod';
 import { decimalPlaces } from '../domain/money';
 
-/** `limit` (1-200, default 50) and `cursor` of every list (decisions.md §9). */
+/**
+ * `limit` (1-200, default 50) and `cursor` of every list (decisions.md §9). `limit` is decimal digits only: what
+ * `Number()` would also read (`0x10`, `  5`, `1e2`, `+5`) is refused, not guessed at.
+ */
 export const PageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  limit: z
+    .string()
+    .regex(/^[0-9]{1,3}$/, 'Must be a whole number from 1 to 200, in decimal digits')
+    .transform(Number)
+    .pipe(z.number().min(1).max(200))
+    .default(50),
   cursor: z.string().min(1).max(2048).optional(),
 });
 
-/** Identifiers that end up inside table keys: printable, and never the key separator `#`. */
+/** Whitespace (as `String.prototype.trim` sees it) at the start or the end. */
+const EDGE_WHITESPACE = /^\s|\s$/;
+const NO_EDGE_WHITESPACE = 'Must not start or end with whitespace';
+
+/**
+ * What no identifier holds: the key separator `#`, controls (`\p{Cc}`), invisible format characters (`\p{Cf}`:
+ * zero-width space and joiners, bidi controls, the BOM, soft hyphen), line and paragraph separators: anything that
+ * would make two identifiers that look the same differ.
+ */
+const NOT_IN_IDENTIFIER = /[#\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+/**
+ * Identifiers that end up inside table keys (`client_id`): visible characters only, never `#`, and no whitespace
+ * at either end, so an identifier that looks like another is that other one. Refused, never trimmed.
+ */
 export const identifier = (min: number, max: number) =>
   z
     .string()
     .min(min)
     .max(max)
-    .regex(/^[^#\s\p{Cc}][^#\p{Cc}]*$/u, 'Must not contain "#", control characters or leading whitespace');
+    .refine((value) => !NOT_IN_IDENTIFIER.test(value), 'Must not contain "#", control, invisible formatting (zero-width, bidi) or line separator characters')
+    .refine((value) => !EDGE_WHITESPACE.test(value), NO_EDGE_WHITESPACE);
+
+/**
+ * What no free text holds: controls (`\p{Cc}`: NUL, tab, newline, C1), line and paragraph separators, and the
+ * bidi controls (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069), which reorder how the text around them is
+ * shown (`invoice\u202Efdp.exe` displays as `invoiceexe.pdf`). Joiners stay allowed: scripts and emoji use them.
+ */
+const NOT_IN_TEXT = /[\p{Cc}\p{Zl}\p{Zp}\p{Bidi_Control}]/u;
+
+/**
+ * Free text that people read (names, `legal_name`, `partner_reference`): any script, but none of
+ * {@link NOT_IN_TEXT}, and no whitespace at either end. Refused, never trimmed, so what is stored is what was sent.
+ */
+export const text = (min: number, max: number) =>
+  z
+    .string()
+    .min(min)
+    .max(max)
+    .refine((value) => !NOT_IN_TEXT.test(value), 'Must not contain control characters, line separators or bidi controls (U+202A-U+202E, U+2066-U+2069)')
+    .refine((value) => !EDGE_WHITESPACE.test(value), NO_EDGE_WHITESPACE);
 
 /** At most `decimals` decimal places, decided exactly on the number's decimal form (see `lib/domain/money`). */
 export const maxDecimals = (decimals: number) => (value: number) => Number.isFinite(value) && decimalPlaces(value) <= decimals;

@@ -5,7 +5,7 @@ import { TRANSACTION_STATUSES } from '../domain/transaction';
 import { PAYMENT_INTENT_ID } from '../processor/port';
 import type { NewCheckout } from '../use-cases/transactions';
 import { exceededLimit, isJsonObject, type JsonObject } from './json-limits';
-import { identifier, instant, PageQuery } from './schemas';
+import { identifier, instant, PageQuery, text } from './schemas';
 
 /**
  * `meta`: any JSON object within decisions.md §5's limits, kept exactly as sent (the object JSON.parse made,
@@ -24,15 +24,11 @@ const meta = z.custom<JsonObject>(isJsonObject, 'Must be a JSON object').superRe
 const PROCESSOR_METADATA_VALUE_MAX = 500;
 
 /**
- * 1-255 characters after trimming (zod counts strings in Unicode code points: an emoji is one), and at most 500
- * UTF-16 units, so it always fits the processor's metadata, where it travels with the payment intent (255
- * emoji would be 510 units).
+ * 1-255 characters (zod counts strings in Unicode code points: an emoji is one), and at most 500 UTF-16 units, so
+ * it always fits the processor's metadata, where it travels with the payment intent (255 emoji would be 510
+ * units). Free text ({@link text}): kept exactly as sent, so whitespace at either end is refused, not trimmed.
  */
-const partnerReference = z
-  .string()
-  .trim()
-  .min(1)
-  .max(255)
+const partnerReference = text(1, 255)
   .refine((value) => value.length <= PROCESSOR_METADATA_VALUE_MAX, `At most ${PROCESSOR_METADATA_VALUE_MAX} UTF-16 code units (an emoji takes 2)`);
 
 const paymentFields = {

@@ -25,7 +25,7 @@ export interface RequestState {
   /** The partner a mutation acts for (rate limit and idempotency both use it; worked out once). */
   owner?: string;
   idempotency?: IdempotencyLease;
-  /** The exact request body as received (decoded from base64 when API Gateway encoded it). */
+  /** The exact request body as received (decoded from base64 when API Gateway encoded it); always valid UTF-8. */
   rawBody: string;
   /** The parsed JSON body, `undefined` when the request had none. */
   json: unknown;

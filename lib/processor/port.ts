@@ -1,5 +1,6 @@
 /** What the service needs from a card processor. Use cases depend on this, never on the Stripe SDK. */
 import type { CurrencyCode } from '../domain/money';
+import type { EventStatus } from '../domain/webhooks';
 
 export interface NewPaymentIntent {
   svcTxId: string;
@@ -24,6 +25,33 @@ export interface PaymentIntent {
   metadata: Record<string, string>;
 }
 
+/**
+ * The payment an event is about, as the event states it, converted at the edge to an upper-case ISO code and
+ * ISO minor units. `amountMinor` is `undefined` when the event's amount is not the payment's (a dispute may be
+ * for part of it). `readable: false` when the event states a currency the service does not take, or an amount
+ * that is no whole number of its minor units: such an event matches no transaction.
+ */
+export type EventMoney =
+  | { readable: true; currency: CurrencyCode; amountMinor: number | undefined }
+  | { readable: false; reason: string };
+
+/** A verified processor event, in the service's terms (no processor types cross the port). */
+export type ProcessorEvent =
+  /** A type the service does not act on: acknowledged and ignored. */
+  | { kind: 'ignored'; id: string; type: string }
+  | {
+      kind: 'transaction';
+      /** The processor's event id: each is applied once. */
+      id: string;
+      type: string;
+      /** The status the event moves its transaction to; `null` when it asks for none (a partial refund). */
+      status: EventStatus | null;
+      /** The payment intent the event is about; `undefined` when the event names none. */
+      paymentIntentId: string | undefined;
+      /** `undefined` when the event states no amount or currency. */
+      money: EventMoney | undefined;
+    };
+
 export interface Processor {
   /**
    * Creates the intent idempotently: the same `svcTxId` always yields the same intent, so a retry after a
@@ -34,6 +62,13 @@ export interface Processor {
   retrievePaymentIntent(id: string): Promise<PaymentIntent | undefined>;
   /** For the partner's frontend; 500 PROCESSOR_PUBLISHABLE_MISSING when not configured. */
   publishableKey(): Promise<string>;
+  /**
+   * Verifies an event's signature over the exact raw body with the configured webhook secret, then reads it.
+   * 400 PROCESSOR_SIGNATURE_MISSING (no header), PROCESSOR_SIGNATURE_INVALID (wrong or expired signature),
+   * INVALID_WEBHOOK_JSON (signed, but not a JSON event); 500 PROCESSOR_WEBHOOK_SECRET_MISSING when the
+   * service has no webhook secret configured (the processor retries; nothing is lost).
+   */
+  verifyEvent(rawBody: string, signatureHeader: string | undefined): Promise<ProcessorEvent>;
 }
 
 /** Stripe's PaymentIntent ids: `pi_` and alphanumerics. Anything else is not looked up at all. */

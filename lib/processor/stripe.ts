@@ -9,6 +9,7 @@ import Stripe from 'stripe';
 import { timeLeftMs } from '../deadline';
 import { errors, fieldValidationError, formValidationError, ServiceError } from '../domain/errors';
 import { normalizeCurrency } from '../domain/money';
+import { verifyStripeEvent } from './events';
 import type { LoadProcessorKeys } from './keys';
 import type { NewPaymentIntent, PaymentIntent, Processor } from './port';
 import { fromStripeAmount, toStripeAmount } from './stripe-amounts';
@@ -174,6 +175,12 @@ export function createStripeProcessor(options: StripeProcessorOptions): Processo
       const { publishableKey } = await options.loadKeys();
       if (publishableKey === undefined) throw errors.processorPublishableMissing();
       return publishableKey;
+    },
+    verifyEvent: async (rawBody: string, signatureHeader: string | undefined) => {
+      // A missing header is refused before the keys are read: an unsigned request costs no secret lookup.
+      if (signatureHeader === undefined || signatureHeader.trim() === '') throw errors.processorSignatureMissing();
+      const { webhookSecret } = await options.loadKeys();
+      return verifyStripeEvent(rawBody, signatureHeader, webhookSecret);
     },
   };
 }

@@ -6,7 +6,7 @@ import { type Client, type ClientStatus, FLAT_FEE_CURRENCY } from '../domain/par
 import { isConditionFailure } from './conditions';
 import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
-import { type Page, queryPage } from './paging';
+import { type Page, queryPage, statusFilter } from './paging';
 
 export const toClient = (item: Record<string, unknown>): Client => ({
   id: item.id as string,
@@ -70,10 +70,7 @@ export function listClients(
     partition: keys.clientsOf(partnerId),
     limit: page.limit,
     cursor: page.cursor,
-    filter:
-      page.status === undefined
-        ? undefined
-        : { expression: '#status = :status', names: { '#status': 'status' }, values: { ':status': page.status } },
+    filter: statusFilter(page.status),
     toItem: toClient,
   });
 }

@@ -6,11 +6,19 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 
+/**
+ * Every call is bounded: a DynamoDB that stops answering (locally, a dead DynamoDB Local whose port something
+ * else holds) fails the call instead of holding a request, a queue consumer or the service's stop forever.
+ * DynamoDB answers in milliseconds; 5 s per attempt only cuts off what is already lost.
+ */
+const requestHandler = { connectionTimeout: 2_000, requestTimeout: 5_000, throwOnRequestTimeout: true };
+
 export const dynamoClient = new DynamoDBClient(
   config.DYNAMODB_ENDPOINT === undefined
-    ? { region: config.AWS_REGION }
+    ? { region: config.AWS_REGION, requestHandler }
     : {
         region: config.AWS_REGION,
+        requestHandler,
         endpoint: config.DYNAMODB_ENDPOINT,
         credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
       },

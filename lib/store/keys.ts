@@ -97,8 +97,10 @@ export const keys = {
   }),
   webhookEndpointPrefix: (partnerId: string) => ({ pk: `PARTNER#${partnerId}`, skPrefix: 'WEBHOOK_ENDPOINT#' }),
   webhookDelivery: (deliveryId: string): TableKey => ({ pk: `DELIVERY#${deliveryId}`, sk: 'DELIVERY' }),
+  /** The gsi1 partition holding a partner's deliveries. */
+  deliveriesOf: (partnerId: string) => `DELIVERIES#${partnerId}`,
   webhookDeliveryIndex: (partnerId: string, deliveryId: string, createdAt: string): IndexKeys => ({
-    gsi1pk: `DELIVERIES#${partnerId}`,
+    gsi1pk: keys.deliveriesOf(partnerId),
     gsi1sk: timeOrdered(createdAt, deliveryId),
   }),
 
@@ -112,9 +114,12 @@ export const keys = {
   outboxIndex: (deliveryId: string, relayAfter: string): IndexKeys => ({ gsi2pk: keys.outbox, gsi2sk: `${relayAfter}#${deliveryId}` }),
 
   auditEvent: (eventId: string): TableKey => ({ pk: `AUDIT#${eventId}`, sk: 'AUDIT' }),
+  /** gsi1 partition of a partner's audit events; gsi2 partition of all audit events. */
+  auditEventsOf: (partnerId: string) => `AUDIT#${partnerId}`,
+  allAuditEvents: 'AUDIT',
   auditEventIndex: (partnerId: string | undefined, eventId: string, createdAt: string): IndexKeys => ({
-    ...(partnerId === undefined ? {} : { gsi1pk: `AUDIT#${partnerId}`, gsi1sk: timeOrdered(createdAt, eventId) }),
-    gsi2pk: 'AUDIT',
+    ...(partnerId === undefined ? {} : { gsi1pk: keys.auditEventsOf(partnerId), gsi1sk: timeOrdered(createdAt, eventId) }),
+    gsi2pk: keys.allAuditEvents,
     gsi2sk: timeOrdered(createdAt, eventId),
   }),
 

@@ -78,6 +78,10 @@ function openCursor(secret: Buffer, scope: string, cursor: string): Key {
   return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Key;
 }
 
+/** The filter of a list narrowed to one `status` (or none), as {@link PageQuery.filter} takes it. */
+export const statusFilter = (status: string | undefined): PageQuery<unknown>['filter'] =>
+  status === undefined ? undefined : { expression: '#status = :status', names: { '#status': 'status' }, values: { ':status': status } };
+
 export async function queryPage<T>(query: PageQuery<T>): Promise<Page<T>> {
   const names = keyNames(query.index);
   const keyAttributes = [...new Set([PARTITION_KEY, SORT_KEY, names.pk, names.sk])];

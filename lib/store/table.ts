@@ -8,6 +8,9 @@ import {
   DescribeTableCommand,
   type DynamoDBClient,
   ResourceNotFoundException,
+  type StreamSpecification,
+  type TableDescription,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
@@ -30,15 +33,29 @@ export const GLOBAL_INDEXES: readonly IndexDefinition[] = [
   { indexName: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk' },
 ];
 
+/**
+ * The table's stream: every change, with the item's new image. The outbox relay reads new pending deliveries
+ * from it (functions/outbox-relay.ts; locally infra/local/stream-relay.ts polls DynamoDB Local's stream).
+ */
+export const STREAM_VIEW_TYPE = 'NEW_IMAGE' as const;
+const streamSpecification: StreamSpecification = { StreamEnabled: true, StreamViewType: STREAM_VIEW_TYPE };
+
 const stringAttribute = (name: string) => ({ AttributeName: name, AttributeType: 'S' as const });
 
-/** Creates the table (on-demand, with every GSI and TTL) unless it exists; resolves once it is ACTIVE. */
+/**
+ * Creates the table (on-demand, with every GSI, TTL and the stream) unless it exists; resolves once it is
+ * ACTIVE. A table that exists without the stream (made before the outbox relay) gets it.
+ */
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<'created' | 'existed'> {
+  let existing: TableDescription | undefined;
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
-    return 'existed';
+    existing = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
+  }
+  if (existing !== undefined) {
+    await ensureStream(client, tableName, existing.StreamSpecification);
+    return 'existed';
   }
   await client.send(
     new CreateTableCommand({
@@ -61,6 +78,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
         ],
         Projection: { ProjectionType: 'ALL' },
       })),
+      StreamSpecification: streamSpecification,
     }),
   );
   await waitUntilTableExists({ client, maxWaitTime: 60, minDelay: 1, maxDelay: 2 }, { TableName: tableName });
@@ -71,4 +89,15 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
     }),
   );
   return 'created';
+}
+
+/** Turns the stream on (NEW_IMAGE) unless it is; a stream of another view is replaced (disabled, then enabled). */
+async function ensureStream(client: DynamoDBClient, tableName: string, current: StreamSpecification | undefined): Promise<void> {
+  if (current?.StreamEnabled === true && current.StreamViewType === STREAM_VIEW_TYPE) return;
+  if (current?.StreamEnabled === true) {
+    await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: false } }));
+    await waitUntilTableExists({ client, maxWaitTime: 60, minDelay: 1, maxDelay: 2 }, { TableName: tableName });
+  }
+  await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: streamSpecification }));
+  await waitUntilTableExists({ client, maxWaitTime: 60, minDelay: 1, maxDelay: 2 }, { TableName: tableName });
 }

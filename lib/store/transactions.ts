@@ -121,6 +121,14 @@ export async function getTransaction(svcTxId: string): Promise<Transaction | und
   return Item === undefined ? undefined : toTransaction(Item);
 }
 
+/** The transaction a processor payment intent is linked to (the intent link, then the transaction). */
+export async function getTransactionByPaymentIntent(paymentIntentId: string): Promise<Transaction | undefined> {
+  const { Item } = await documentClient.send(
+    new GetCommand({ TableName: tableName, Key: keys.paymentIntent(paymentIntentId), ConsistentRead: true }),
+  );
+  return typeof Item?.svcTxId === 'string' ? getTransaction(Item.svcTxId) : undefined;
+}
+
 export class TransactionStateConflict extends Error {
   override readonly name = 'TransactionStateConflict';
 }

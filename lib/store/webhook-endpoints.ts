@@ -3,10 +3,22 @@
  * `WEBHOOK_ENDPOINT#<id>`), listed by `begins_with(sk)`. The signing secret is stored sealed
  * (`lib/secrets`, purpose `webhook`) in `secret`, and never leaves the store except to sign a delivery.
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { AuditEvent } from '../domain/audit';
+import { errors } from '../domain/errors';
 import type { PartnerEvent, WebhookEndpoint } from '../domain/webhooks';
+import type { SealedSecret } from '../secrets/secret-box';
+import { putAuditEvent } from './audit-events';
+import { failedConditions } from './conditions';
 import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
+import { transactWrite } from './transact';
+
+/** Endpoints per partner at most: each event fans out to every subscribed endpoint, so this bounds a fan-out. */
+export const MAX_ENDPOINTS_PER_PARTNER = 20;
+
+/** The partner item's count of its endpoints, kept in the same transactions that create and delete them. */
+const COUNT = 'webhookEndpointCount';
 
 export const toWebhookEndpoint = (item: Record<string, unknown>): WebhookEndpoint => ({
   id: item.id as string,
@@ -36,4 +48,85 @@ export async function listWebhookEndpoints(partnerId: string): Promise<WebhookEn
     startKey = page.LastEvaluatedKey;
   } while (startKey !== undefined);
   return found;
+}
+
+/**
+ * Creates an endpoint with its sealed secret, atomically with the partner's endpoint count and the audit
+ * event: the count is raised only while the partner exists and has fewer than {@link MAX_ENDPOINTS_PER_PARTNER}
+ * endpoints, so concurrent creates can never exceed it. 404 PARTNER_NOT_FOUND, 409 WEBHOOK_ENDPOINT_LIMIT_REACHED.
+ */
+export async function createWebhookEndpoint(endpoint: WebhookEndpoint, secret: SealedSecret, audit: AuditEvent): Promise<void> {
+  try {
+    await transactWrite([
+      {
+        Update: {
+          TableName: tableName,
+          Key: keys.partner(endpoint.partnerId),
+          UpdateExpression: 'SET #count = if_not_exists(#count, :zero) + :one',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#count) OR #count < :max)',
+          ExpressionAttributeNames: { '#count': COUNT },
+          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':max': MAX_ENDPOINTS_PER_PARTNER },
+        },
+      },
+      {
+        Put: {
+          TableName: tableName,
+          Item: { ...keys.webhookEndpoint(endpoint.partnerId, endpoint.id), entity: 'webhookEndpoint', ...endpoint, secret },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      putAuditEvent(audit),
+    ]);
+  } catch (error) {
+    if (!failedConditions(error).includes(0)) throw error;
+    const { Item } = await documentClient.send(
+      new GetCommand({ TableName: tableName, Key: keys.partner(endpoint.partnerId), ConsistentRead: true }),
+    );
+    throw Item === undefined ? errors.partnerNotFound() : errors.webhookEndpointLimitReached(MAX_ENDPOINTS_PER_PARTNER);
+  }
+}
+
+/** An endpoint and its sealed secret (to sign a delivery), or `undefined` once it is deleted. Strongly consistent. */
+export async function getWebhookEndpointWithSecret(
+  partnerId: string,
+  endpointId: string,
+): Promise<{ endpoint: WebhookEndpoint; secret: SealedSecret } | undefined> {
+  const { Item } = await documentClient.send(
+    new GetCommand({ TableName: tableName, Key: keys.webhookEndpoint(partnerId, endpointId), ConsistentRead: true }),
+  );
+  return Item === undefined ? undefined : { endpoint: toWebhookEndpoint(Item), secret: Item.secret as SealedSecret };
+}
+
+/**
+ * Deletes an endpoint, atomically with the partner's endpoint count and the audit event; 404
+ * WEBHOOK_ENDPOINT_NOT_FOUND for an unknown one (or one of another partner). Its pending deliveries fail at
+ * their next attempt ("endpoint deleted").
+ */
+export async function deleteWebhookEndpoint(partnerId: string, endpointId: string, audit: AuditEvent): Promise<void> {
+  try {
+    await transactWrite([
+      {
+        Delete: {
+          TableName: tableName,
+          Key: keys.webhookEndpoint(partnerId, endpointId),
+          ConditionExpression: 'attribute_exists(pk)',
+        },
+      },
+      {
+        Update: {
+          TableName: tableName,
+          Key: keys.partner(partnerId),
+          // A partner item without the count (endpoints written before it was kept) is taken as holding this one.
+          UpdateExpression: 'SET #count = if_not_exists(#count, :one) - :one',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#count': COUNT },
+          ExpressionAttributeValues: { ':one': 1 },
+        },
+      },
+      putAuditEvent(audit),
+    ]);
+  } catch (error) {
+    if (failedConditions(error).includes(0)) throw errors.webhookEndpointNotFound();
+    throw error;
+  }
 }

@@ -137,9 +137,14 @@ export async function createCheckoutIntent(
     statementDescriptorSuffix: input.statementDescriptorSuffix ?? null,
   });
   const written = await writeOnce(deps, transaction);
-  if (written.processorPaymentIntentId !== intent.id) throw new Error(`transaction ${svcTxId} holds another intent`);
   if (written === transaction) countMetric('CheckoutIntentsCreated');
-  return { partner: payee.partner, transaction: written, intent, publishableKey };
+  if (written.processorPaymentIntentId === intent.id) return { partner: payee.partner, transaction: written, intent, publishableKey };
+  // An earlier try wrote this transaction with another intent: the processor forgot the idempotency key that
+  // would have given the same intent back (its keys expire after 24 h; a sandbox's state was wiped). The stored
+  // transaction and its own intent are the answer; the new intent is linked to nothing, so it can take no payment.
+  const stored = written.processorPaymentIntentId === null ? undefined : await deps.processor.retrievePaymentIntent(written.processorPaymentIntentId);
+  if (stored === undefined) throw errors.processorIntentMissing();
+  return { partner: payee.partner, transaction: written, intent: stored, publishableKey };
 }
 
 /**

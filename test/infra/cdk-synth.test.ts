@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 describe('npx cdk synth', () => {
-  it('synthesises both stacks offline with the pinned CLI', async () => {
+  it('synthesises every stack offline with the pinned CLI', async () => {
     const outdir = mkdtempSync(join(tmpdir(), 'cdk-out-'));
     try {
       await promisify(execFile)('npx', ['cdk', 'synth', '--quiet', '--output', outdir], { timeout: 120_000 });
 
-      for (const stack of ['PartnerPayments-Stateful', 'PartnerPayments-Api']) {
+      for (const stack of ['PartnerPayments-Stateful', 'PartnerPayments-Api', 'PartnerPayments-Delivery']) {
         const template = JSON.parse(readFileSync(join(outdir, `${stack}.template.json`), 'utf8')) as { Resources: object };
         expect(Object.keys(template.Resources).length).toBeGreaterThan(0);
       }

@@ -118,7 +118,7 @@ describe('API stack', () => {
       const writes = actions.filter((action) => /^dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)$/.test(action));
       const reads = actions.filter((action) => /^dynamodb:(GetItem|Query)$/.test(action));
       expect({ route: route.name, writes: writes.length > 0 }).toEqual({ route: route.name, writes: route.access.table === 'readWrite' });
-      expect({ route: route.name, reads: reads.length > 0 }).toEqual({ route: route.name, reads: route.access.table !== undefined });
+      expect({ route: route.name, reads: reads.length > 0 }).toEqual({ route: route.name, reads: route.access.table === 'read' || route.access.table === 'readWrite' });
       expect(actions.includes('dynamodb:Scan') && route.access.table === undefined).toBe(false);
       expect({ route: route.name, kmsGenerate: actions.includes('kms:GenerateDataKey') }).toEqual({
         route: route.name,
@@ -148,22 +148,35 @@ describe('API stack', () => {
     }
   });
 
+  it('lets the public health function describe the table and nothing else: no item, no secret', () => {
+    const actions = actionsOf('health').filter((action) => !action.startsWith('xray:'));
+
+    expect(actions).toEqual(['dynamodb:DescribeTable']);
+  });
+
   it('gives only the processor-calling functions the processor secret, by ARN, never the keys themselves', () => {
     const functions = Object.entries(api.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x' } }));
     const withSecret = functions.filter(([, fn]) => fn.Properties.Environment.Variables.PROCESSOR_SECRET_ARN !== undefined).map(([id]) => id);
     expect(withSecret.sort()).toEqual(
-      functions.map(([id]) => id).filter((id) => /^Fn(transactionscheckoutintent|transactionscheckoutintentv2|transactionsattachintent|brandingpacket|health)[A-F0-9]{8}$/.test(id)).sort(),
+      functions.map(([id]) => id).filter((id) => /^Fn(transactionscheckoutintent|transactionscheckoutintentv2|transactionsattachintent|brandingpacket|processorwebhook)[A-F0-9]{8}$/.test(id)).sort(),
     );
     for (const [, fn] of functions) expect(Object.keys(fn.Properties.Environment.Variables)).not.toContain('PROCESSOR_SECRET_KEY');
   });
 
   it('lets only the list functions read the cursor-sealing key, and gives them its ARN', () => {
     const allNames = [...new Set([...routes.map((route) => route.name), fallbackRoute.name])];
-    const lists = allNames.filter((name) => name.endsWith('-list'));
+    // A partner's webhook endpoints (at most 20) are listed whole, without paging: no cursor to seal.
+    const lists = allNames.filter((name) => name.endsWith('-list') && name !== 'admin-webhook-endpoints-list');
     const functions = Object.entries(api.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x' } }));
     const withArn = functions.filter(([, fn]) => fn.Properties.Environment.Variables.CURSOR_SECRET_ARN !== undefined).map(([id]) => id);
 
-    expect(lists.sort()).toEqual(['admin-partners-list', 'clients-list', 'transactions-list']);
+    expect(lists.sort()).toEqual([
+      'admin-audit-events-list',
+      'admin-partners-list',
+      'admin-webhook-deliveries-list',
+      'clients-list',
+      'transactions-list',
+    ]);
     expect(allNames.filter((name) => readsSecret(name, 'CursorKey')).sort()).toEqual(lists);
     expect(withArn.sort()).toEqual(functions.map(([id]) => id).filter((id) => lists.some((name) => id.startsWith(`Fn${name.replace(/-/g, '')}`))).sort());
   });
@@ -176,6 +189,32 @@ describe('API stack', () => {
     const apis = Object.values(api.findResources('AWS::ApiGatewayV2::Api'));
     expect(apis).toHaveLength(1);
     expect(apis[0]?.Properties.CorsConfiguration).toBeUndefined();
+  });
+
+  it('gives exactly one function a function URL, auth NONE: the processor webhook, which also serves its API route', () => {
+    // Arrange
+    const urls = Object.values(api.findResources('AWS::Lambda::Url'));
+    const webhookFunctions = Object.keys(api.findResources('AWS::Lambda::Function')).filter((id) => /^Fnprocessorwebhook[A-F0-9]{8}$/.test(id));
+
+    // Assert: one URL, unauthenticated (the processor signs its events), on the processor webhook function
+    expect(webhookFunctions).toHaveLength(1);
+    expect(urls).toHaveLength(1);
+    expect(urls[0]?.Properties).toMatchObject({ AuthType: 'NONE', TargetFunctionArn: { 'Fn::GetAtt': [webhookFunctions[0], 'Arn'] } });
+    // Anyone may invoke it through the URL (and only through the URL or the API)
+    api.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunctionUrl',
+      FunctionName: { 'Fn::GetAtt': [webhookFunctions[0], 'Arn'] },
+      Principal: '*',
+      FunctionUrlAuthType: 'NONE',
+    });
+    // ... which since October 2025 also takes lambda:InvokeFunction, limited to invocations through the URL
+    api.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      FunctionName: { 'Fn::GetAtt': [webhookFunctions[0], 'Arn'] },
+      Principal: '*',
+      InvokedViaFunctionUrl: true,
+    });
+    api.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'POST /api/v1/webhooks/processor' });
   });
 
   it('passes the KMS key and admin token settings to the functions', () => {

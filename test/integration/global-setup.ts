@@ -39,6 +39,9 @@ export default async function globalSetup(): Promise<void> {
   });
   process.env.PROCESSOR_SANDBOX_PORT = String(sandboxPort);
   process.env.PROCESSOR_API_BASE = globalThis.__PROCESSOR_SANDBOX__.url;
+  // The webhook queue URL the service's SQS client sends to (lib/config.ts): a free port, never the 12113 of a
+  // developer's own `npm start`. A test that starts the delivery pipeline with the service's handlers serves it.
+  process.env.WEBHOOK_QUEUE_PORT = String(await freePort());
   const client = new DynamoDBClient({
     endpoint: dynamo.endpoint,
     region: 'local',

@@ -63,15 +63,25 @@ describe('the local HTTP API', () => {
     expect(response.headers.get('allow')).toBe('GET, HEAD');
     expect(((await response.json()) as { code: string }).code).toBe('METHOD_NOT_ALLOWED');
   });
+
+  it.each([
+    ['an unknown method', 'FOO /api/v1/health', 'HTTP/1.1 400 Bad Request', 'BAD_REQUEST', ''],
+    ['headers over the size limit', 'GET /api/v1/clients', 'HTTP/1.1 431 Request Header Fields Too Large', 'HEADERS_TOO_LARGE', `x-api-key: ${'x'.repeat(60_000)}\r\n`],
+  ])('answers a request Node cannot parse (%s) in the spec error body', async (_name, requestLine, statusLine, code, extraHeaders) => {
+    const answer = await rawRequest(api.port, requestLine, extraHeaders);
+
+    expect(answer.statusLine).toBe(statusLine);
+    expect(JSON.parse(answer.body)).toEqual({ error: expect.any(String), code });
+  });
 });
 
 /**
  * One request over a raw socket, read to the end: what the server really sent, since an HTTP client drops
  * whatever follows a HEAD response's headers.
  */
-function rawRequest(port: number, requestLine: string): Promise<{ statusLine: string; headers: Record<string, string>; body: string }> {
+function rawRequest(port: number, requestLine: string, extraHeaders = ''): Promise<{ statusLine: string; headers: Record<string, string>; body: string }> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(`${requestLine} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`));
+    const socket = connect(port, '127.0.0.1', () => socket.write(`${requestLine} HTTP/1.1\r\nHost: localhost\r\n${extraHeaders}Connection: close\r\n\r\n`));
     let received = '';
     socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
     socket.on('error', reject);

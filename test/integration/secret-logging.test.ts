@@ -37,6 +37,7 @@ describe('logs', () => {
     let created;
     let rejected;
     let issued;
+    let endpoint;
     try {
       created = await api.signed(partner, '/clients', { client_id: `m-${randomUUID()}`, legal_name: 'Logged Ltd' });
       await api.read(partner, '/clients');
@@ -44,6 +45,11 @@ describe('logs', () => {
         headers: { 'x-svc-hmac': sign('svc_hmac_wrong', '{}') },
       });
       issued = await api.admin('POST', `/admin/partners/${partner.partnerId}/api-keys`, { scope: 'partner' });
+      endpoint = await api.admin('POST', `/admin/partners/${partner.partnerId}/webhook-endpoints`, {
+        name: 'Logged',
+        url: 'http://127.0.0.1:9/hook',
+        events: ['transaction_succeeded'],
+      });
     } finally {
       write.mockRestore();
       errorWrite.mockRestore();
@@ -53,14 +59,16 @@ describe('logs', () => {
     expect(created.status).toBe(201);
     expect(rejected.status).toBe(401);
     expect(issued.status).toBe(201);
+    expect(endpoint.status).toBe(201);
     const output = lines.join('');
     expect(lines.length).toBeGreaterThan(4);
     expect(output).toContain('"request_id"');
     expect(output).toContain('[redacted]');
-    for (const secret of [partner.apiKey, partner.hmacSecret, api.adminToken, issued.body.api_key, issued.body.hmac_secret]) {
+    for (const secret of [partner.apiKey, partner.hmacSecret, api.adminToken, issued.body.api_key, issued.body.hmac_secret, endpoint.body.secret]) {
       expect(output).not.toContain(secret);
     }
     expect(output).not.toMatch(/svc_(partner|platform|hmac)_[A-Za-z0-9_-]{20}/);
     expect(output).not.toMatch(/Bearer\s+ey/);
+    expect(output).not.toMatch(/whsec_[A-Za-z0-9+/]{20}/);
   });
 });

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import Stripe from 'stripe';
+import type { Processor } from '../../lib/processor/port';
 import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/processor-sandbox';
 import { freePort } from '../support/ports';
 
@@ -42,6 +43,8 @@ const { currencyCode } = await import('../../lib/domain/money');
 const { processor } = transactionDeps;
 const store = await import('../../lib/store/transactions');
 const { sign } = await import('../support/api');
+const { createCheckoutIntent } = await import('../../lib/use-cases/transactions');
+const { getPartner } = await import('../../lib/store/partners');
 const { httpEvent, lambdaContext } = await import('../support/events');
 
 const stripe = new Stripe(SECRET_KEY, { host: '127.0.0.1', port: sandbox.port, protocol: 'http' });
@@ -233,5 +236,48 @@ describe('POST /transactions/checkout-intent', () => {
     const intentId = (JSON.parse(corrected.body ?? '') as { processor_payment_intent_id: string }).processor_payment_intent_id;
     expect(sandbox.intents().find((intent) => intent.id === intentId)?.amount).toBe(500);
   });
-});
 
+  describe('a retry after the answer was lost, when the processor forgot its idempotency key', () => {
+    // The processor makes a new intent for the same svc_tx_id (its keys expire after 24 h; a sandbox was wiped).
+    const forgetful = (retrieve: Processor['retrievePaymentIntent']) => ({
+      ...transactionDeps,
+      processor: {
+        ...processor,
+        createPaymentIntent: (intent: Parameters<Processor['createPaymentIntent']>[0]) => processor.createPaymentIntent({ ...intent, svcTxId: `${intent.svcTxId}x${randomUUID().slice(0, 4)}` }),
+        retrievePaymentIntent: retrieve,
+      },
+    });
+    const attemptOf = () => ({ owner: suite.partner.partnerId, endpoint: 'POST /api/v1/transactions/checkout-intent', idempotencyKey: `lost-${randomUUID()}`, fingerprint: 'same-body' });
+    const input = () => ({
+      partnerId: suite.partner.partnerId,
+      clientId: suite.clientId,
+      amountMinor: 4999,
+      currency: currencyCode('EUR'),
+      email: 'buyer@example.com',
+      partnerReference: `lost-${randomUUID()}`,
+      statementDescriptorSuffix: undefined,
+      meta: undefined,
+    });
+    const callerOf = async () => ({ kind: 'partner' as const, keyId: suite.partner.keyId, partner: (await getPartner(suite.partner.partnerId))! });
+
+    it('answers with the stored transaction and its own intent, not a 500', async () => {
+      const deps = forgetful(processor.retrievePaymentIntent);
+      const [caller, attempt, payment] = [await callerOf(), attemptOf(), input()];
+
+      const first = await createCheckoutIntent(deps, caller, payment, attempt);
+      const retry = await createCheckoutIntent(deps, caller, payment, attempt);
+
+      expect(retry.transaction.svcTxId).toBe(first.transaction.svcTxId);
+      expect(retry.intent.id).toBe(first.intent.id);
+      expect(retry.intent.clientSecret).toBe(first.intent.clientSecret);
+    });
+
+    it('answers 502 PROCESSOR_INTENT_MISSING when the processor no longer knows the stored intent either', async () => {
+      const deps = forgetful(async () => undefined);
+      const [caller, attempt, payment] = [await callerOf(), attemptOf(), input()];
+      await createCheckoutIntent(deps, caller, payment, attempt);
+
+      await expect(createCheckoutIntent(deps, caller, payment, attempt)).rejects.toMatchObject({ status: 502, code: 'PROCESSOR_INTENT_MISSING' });
+    });
+  });
+});

@@ -125,7 +125,7 @@ describe.each(endpoints)('POST %s', (path) => {
   });
 
   it('answers 400 on meta, not 500, for meta nested 10,000 levels deep', async () => {
-    const deepMeta = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
+    const deepMeta = `{"a":${'['.repeat(10_000)}1${']'.repeat(10_000)}}`; // 20 KB: within the body limit
     const rawBody = JSON.stringify(forEndpoint(path, body())).replace(/}$/, `,"meta":${deepMeta}}`);
 
     const response = await suite.api.signed(suite.partner, path, undefined, { rawBody });
@@ -134,13 +134,26 @@ describe.each(endpoints)('POST %s', (path) => {
     expect(Object.keys(response.body.details.fieldErrors)).toEqual(['meta']);
   });
 
-  it('answers 400 on meta for a 4.7 MB meta of 400,000 keys', async () => {
-    const meta = Object.fromEntries(Array.from({ length: 400_000 }, (_, i) => [`k${i}`, 0]));
+  it('answers 413 PAYLOAD_TOO_LARGE to a 6 MB signed body before reading it, and releases its idempotency key', async () => {
+    // Arrange: meta holding 3,000,000 numbers; then the largest body the route takes, as Python's json.dumps
+    // writes it by default (every non-ASCII character escaped, 6 bytes each) and indented
+    const idempotencyKey = randomUUID();
+    const oversized = JSON.stringify(forEndpoint(path, body())).replace(/}$/, `,"meta":{"a":[${new Array(3_000_000).fill(0).join(',')}]}}`);
+    const largest = forEndpoint(path, body({ partner_reference: 'é'.repeat(255), meta: { s: 'é'.repeat(2044) } }));
+    const largestText = JSON.stringify(largest, null, 2).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
-    const response = await send(body({ meta }));
+    // Act
+    const refused = await suite.api.signed(suite.partner, path, undefined, { rawBody: oversized, idempotencyKey });
+    const refusedAgain = await suite.api.signed(suite.partner, path, undefined, { rawBody: oversized, idempotencyKey });
+    const taken = await suite.api.signed(suite.partner, path, undefined, { rawBody: largestText, idempotencyKey });
 
-    expect(response.status).toBe(400);
-    expect(Object.keys(response.body.details.fieldErrors)).toEqual(['meta']);
+    // Assert: the refusal was not stored (no replay, and the key serves another body)
+    expect(refused.status).toBe(413);
+    expect(refused.body).toEqual({ error: expect.stringContaining('too large'), code: 'PAYLOAD_TOO_LARGE' });
+    expect(refusedAgain.headers.get('idempotent-replayed')).toBeNull();
+    expect(refusedAgain.status).toBe(413);
+    expect(Buffer.byteLength(largestText)).toBeGreaterThan(3 * 4096); // meta alone is 4,096 bytes as JSON.stringify writes it
+    expect(taken.status).toBe(201);
   });
 
   it('answers 400 on partner_reference for 251 emoji (under 255 characters, but 502 UTF-16 units: more than the processor keeps)', async () => {

@@ -29,8 +29,9 @@ export class TestApi {
     readonly adminToken: string,
   ) {}
 
-  static async start(): Promise<TestApi> {
-    return new TestApi(await startHttpApi({ port: 0, host: '127.0.0.1' }), await issueLocalAdminToken(config));
+  /** On a free port, or on `port` (for a sandbox processor that must know where to send its events first). */
+  static async start(options: { port?: number } = {}): Promise<TestApi> {
+    return new TestApi(await startHttpApi({ port: options.port ?? 0, host: '127.0.0.1' }), await issueLocalAdminToken(config));
   }
 
   close = () => this.server.close();

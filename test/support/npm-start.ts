@@ -60,6 +60,8 @@ export interface RunningService {
   httpPort: number;
   dynamoPort: number;
   processorPort: number;
+  /** The local webhook queue's SQS front (`GET /dead-letters` there lists dead letters). */
+  webhookQueuePort: number;
   /** `http://127.0.0.1:<PORT>/api/v1` */
   baseUrl: string;
   /** Everything npm start printed so far (stdout and stderr). */
@@ -84,16 +86,17 @@ export async function startService(
     detached?: boolean;
   } = {},
 ): Promise<RunningService> {
-  const ports = { http: await freePort(), dynamo: await freePort(), processor: await freePort() };
+  const ports = { http: await freePort(), dynamo: await freePort(), processor: await freePort(), webhookQueue: await freePort() };
   const env: Record<string, string | undefined> = {
     ...process.env,
     PORT: String(ports.http),
     DYNAMODB_LOCAL_PORT: String(ports.dynamo),
     PROCESSOR_SANDBOX_PORT: String(ports.processor),
+    WEBHOOK_QUEUE_PORT: String(ports.webhookQueue),
     LOG_LEVEL: 'WARN',
   };
   // The integration run's own DynamoDB Local and sandbox: npm start must use the ones it starts.
-  for (const name of ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'PROCESSOR_API_BASE']) delete env[name];
+  for (const name of ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'PROCESSOR_API_BASE', 'WEBHOOK_QUEUE_URL']) delete env[name];
   for (const [name, value] of Object.entries(options.env ?? {})) {
     if (value === undefined) delete env[name];
     else env[name] = value;
@@ -114,6 +117,7 @@ export async function startService(
     httpPort: ports.http,
     dynamoPort: ports.dynamo,
     processorPort: ports.processor,
+    webhookQueuePort: ports.webhookQueue,
     baseUrl: `http://127.0.0.1:${ports.http}/api/v1`,
     output: () => output,
     exited,

@@ -30,11 +30,13 @@ const specified: Array<[ServiceError, number, string]> = [
   [errors.batchAlreadyPaid(), 409, 'BATCH_ALREADY_PAID'],
   [errors.batchPayoutInProgress(), 409, 'BATCH_PAYOUT_IN_PROGRESS'],
   [errors.idempotencyKeyInUse(2), 409, 'IDEMPOTENCY_KEY_IN_USE'],
+  [errors.payloadTooLarge(32_768), 413, 'PAYLOAD_TOO_LARGE'],
   [errors.idempotencyKeyReused(), 422, 'IDEMPOTENCY_KEY_REUSED'],
   [errors.rateLimited(30), 429, 'RATE_LIMITED'],
   [errors.payoutFailed(), 502, 'PAYOUT_FAILED'],
   [errors.processorKeyMissing(), 500, 'PROCESSOR_KEY_MISSING'],
   [errors.processorPublishableMissing(), 500, 'PROCESSOR_PUBLISHABLE_MISSING'],
+  [errors.processorWebhookSecretMissing(), 500, 'PROCESSOR_WEBHOOK_SECRET_MISSING'],
   [errors.processorSignatureMissing(), 400, 'PROCESSOR_SIGNATURE_MISSING'],
   [errors.processorSignatureInvalid(), 400, 'PROCESSOR_SIGNATURE_INVALID'],
   [errors.invalidWebhookJson(), 400, 'INVALID_WEBHOOK_JSON'],
@@ -44,6 +46,12 @@ const specified: Array<[ServiceError, number, string]> = [
   [errors.apiKeyNotFound(), 404, 'API_KEY_NOT_FOUND'],
   [errors.txNotInitialized(), 409, 'TX_NOT_INITIALIZED'],
   [errors.processorUnavailable(), 502, 'PROCESSOR_UNAVAILABLE'],
+  [errors.processorIntentMissing(), 502, 'PROCESSOR_INTENT_MISSING'],
+  [errors.requestTimedOut(), 503, 'REQUEST_TIMED_OUT'],
+  [errors.webhookEndpointNotFound(), 404, 'WEBHOOK_ENDPOINT_NOT_FOUND'],
+  [errors.webhookDeliveryNotFound(), 404, 'WEBHOOK_DELIVERY_NOT_FOUND'],
+  [errors.webhookEndpointLimitReached(20), 409, 'WEBHOOK_ENDPOINT_LIMIT_REACHED'],
+  [errors.webhookEndpointDeleted(), 409, 'WEBHOOK_ENDPOINT_DELETED'],
 ];
 
 describe('domain errors', () => {

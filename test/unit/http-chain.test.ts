@@ -73,6 +73,32 @@ describe('the HTTP chain', () => {
     expect(parse(response).received.name).toBe('Zoë');
   });
 
+  it('keeps a byte order mark and every byte of a base64-encoded body: what the HMAC covers is what was sent', async () => {
+    const route = httpRoute({ access: 'public' }, async ({ rawBody }) => ({ status: 200, body: { units: [...rawBody].map((c) => c.codePointAt(0)) } }));
+    const body = Buffer.from([0xef, 0xbb, 0xbf, 0x41, 0xc3, 0xa9]).toString('base64'); // BOM, A, é
+
+    const response = await invoke(route, httpEvent({ method: 'POST', body, isBase64Encoded: true }));
+
+    expect(parse(response)).toEqual({ units: [0xfeff, 0x41, 0xe9] });
+  });
+
+  it.each([
+    ['a base64 body with a Latin-1 byte', { body: Buffer.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d]).toString('base64'), isBase64Encoded: true }],
+    ['a base64 body with a surrogate encoded in UTF-8', { body: Buffer.from([0x22, 0xed, 0xa0, 0x80, 0x22]).toString('base64'), isBase64Encoded: true }],
+    ['a base64 body with an overlong encoding', { body: Buffer.from([0x22, 0xc0, 0xaf, 0x22]).toString('base64'), isBase64Encoded: true }],
+    ['a text body holding a lone surrogate (no UTF-8 can carry it)', { body: '{"name":"A\ud800","amount":1}', isBase64Encoded: false }],
+  ])('refuses %s with 400 VALIDATION_ERROR before any step reads it, even on a route that takes no body', async (_what, event) => {
+    const readsRawBody = httpRoute({ access: 'public' }, async ({ rawBody }) => ({ status: 200, body: { rawBody } }));
+
+    for (const route of [echo, readsRawBody]) {
+      const response = await invoke(route, httpEvent({ method: 'POST', ...event }));
+
+      expect(response.statusCode).toBe(400);
+      expect(response.headers?.['x-request-id']).toBe('req-test-1');
+      expect(parse(response)).toEqual({ error: expect.any(String), code: 'VALIDATION_ERROR', details: { fieldErrors: {}, formErrors: [expect.stringContaining('UTF-8')] } });
+    }
+  });
+
   it('validates query parameters with the same error shape', async () => {
     const list = httpRoute(
       { access: 'public', query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }) },

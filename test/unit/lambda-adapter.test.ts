@@ -38,6 +38,25 @@ describe('toHttpApiEvent', () => {
     expect(Buffer.from(event.body ?? '', 'base64')).toEqual(bytes);
   });
 
+  it.each([
+    ['a Latin-1 byte', [0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d]],
+    ['a surrogate encoded in UTF-8', [0x22, 0xed, 0xa0, 0x80, 0x22]],
+    ['an overlong encoding', [0x22, 0xc0, 0xaf, 0x22]],
+  ])('passes a text body that is not valid UTF-8 (%s) base64-encoded, byte for byte, never repaired', (_what, bytes) => {
+    const body = Buffer.from(bytes);
+
+    const event = toHttpApiEvent(request({ body }), 'POST /api/v1/clients', undefined);
+
+    expect(event.isBase64Encoded).toBe(true);
+    expect(Buffer.from(event.body ?? '', 'base64')).toEqual(body);
+  });
+
+  it('passes valid UTF-8 as text, byte order mark included', () => {
+    const event = toHttpApiEvent(request({ body: Buffer.from([0xef, 0xbb, 0xbf, 0x22, 0xc3, 0xa9, 0x22]) }), 'POST /api/v1/clients', undefined);
+
+    expect(event).toMatchObject({ body: '\ufeff"é"', isBase64Encoded: false });
+  });
+
   it('passes path parameters and omits what the request did not have', () => {
     const event = toHttpApiEvent(
       request({ method: 'GET', url: new URL('http://localhost/api/v1/transactions/svc_tx_1'), headers: {}, body: Buffer.alloc(0) }),

@@ -73,15 +73,25 @@ describe('startDynamoDbLocal', () => {
     }
   }, 60_000);
 
-  it('fails with what Java said when the port is taken, and leaves no process', async () => {
+  it('refuses a port that is taken before starting Java, naming the setting, and leaves no process', async () => {
     const squatter = createServer();
     const port = await freePort();
     await new Promise<void>((resolve) => squatter.listen(port, '0.0.0.0', resolve));
     try {
-      await expect(startDynamoDbLocal({ port })).rejects.toThrow(/exited .*before it was ready[\s\S]*Address already in use/);
+      await expect(startDynamoDbLocal({ port })).rejects.toThrow(/Port \d+ \(DYNAMODB_LOCAL_PORT\) is already in use/);
       expect(execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' })).not.toContain(`-port ${port}`);
     } finally {
       squatter.close();
+    }
+  }, 60_000);
+
+  it('never adopts a DynamoDB that already answers on its port (one a crashed run left behind)', async () => {
+    const foreign = await startDynamoDbLocal({ port: await freePort() });
+    try {
+      await expect(startDynamoDbLocal({ port: foreign.port })).rejects.toThrow(/already in use/);
+      expect(isAlive(foreign.pid)).toBe(true);
+    } finally {
+      await foreign.stop();
     }
   }, 60_000);
 });
@@ -119,7 +129,7 @@ describe('startSupervisedDynamoDbLocal', () => {
 
       const failure = await dynamo.failed;
 
-      expect(failure.message).toMatch(/DynamoDB Local exited unexpectedly \(signal SIGKILL\) and could not be restarted[\s\S]*Address already in use/);
+      expect(failure.message).toMatch(/DynamoDB Local exited unexpectedly \(signal SIGKILL\) and could not be restarted[\s\S]*already in use/);
     } finally {
       squatter.close();
       await dynamo.stop();

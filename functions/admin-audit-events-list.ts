@@ -1,0 +1,11 @@
+/** GET /api/v1/admin/audit-events: newest first, `partner_id` and `type` filters, paged. */
+import { httpRoute } from '../lib/http/chain';
+import { presentPage } from '../lib/http/presenters';
+import { presentAuditEvent } from '../lib/http/webhook-presenters';
+import { AuditEventsQuery } from '../lib/http/webhook-schemas';
+import { listAuditEvents } from '../lib/use-cases/webhook-endpoints';
+
+export const handler = httpRoute({ access: 'admin', query: AuditEventsQuery }, async ({ query }) => ({
+  status: 200,
+  body: presentPage(await listAuditEvents({ partnerId: query.partner_id, type: query.type, limit: query.limit, cursor: query.cursor }), presentAuditEvent),
+}));

@@ -1,0 +1,12 @@
+/** GET /api/v1/admin/partners/{partner_id}/webhook-deliveries: newest first, `status` filter, paged. */
+import { httpRoute } from '../lib/http/chain';
+import { PartnerParams } from '../lib/http/partner-schemas';
+import { presentPage } from '../lib/http/presenters';
+import { presentDelivery } from '../lib/http/webhook-presenters';
+import { DeliveriesQuery } from '../lib/http/webhook-schemas';
+import { listPartnerDeliveries } from '../lib/use-cases/webhook-deliveries';
+
+export const handler = httpRoute({ access: 'admin', params: PartnerParams, query: DeliveriesQuery }, async ({ params, query }) => ({
+  status: 200,
+  body: presentPage(await listPartnerDeliveries(params.partner_id, query), presentDelivery),
+}));

@@ -1,0 +1,12 @@
+/** POST /api/v1/admin/partners/{partner_id}/webhook-endpoints: a webhook endpoint; its secret shown once. */
+import { webhookEndpointDeps } from '../lib/adapters';
+import { httpRoute } from '../lib/http/chain';
+import { PartnerParams } from '../lib/http/partner-schemas';
+import { presentCreatedWebhookEndpoint } from '../lib/http/webhook-presenters';
+import { CreateWebhookEndpointBody } from '../lib/http/webhook-schemas';
+import { createWebhookEndpoint } from '../lib/use-cases/webhook-endpoints';
+
+export const handler = httpRoute({ access: 'admin', params: PartnerParams, body: CreateWebhookEndpointBody }, async ({ params, body }) => ({
+  status: 201,
+  body: presentCreatedWebhookEndpoint(await createWebhookEndpoint(webhookEndpointDeps, params.partner_id, body)),
+}));

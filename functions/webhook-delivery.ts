@@ -1,0 +1,83 @@
+/**
+ * The partner webhook delivery consumer: an SQS handler (in AWS the delivery queue's event source, with
+ * `reportBatchItemFailures`; locally the runtime's queue calls it with the same SQS-shaped events). Each
+ * message `{ "deliveryId": "dlv_…" }` makes at most one attempt of its delivery (`deliverWebhook`).
+ *
+ * Powertools' batch processor runs the records of a batch in parallel and answers the ids of those that threw
+ * (`batchItemFailures`), so only they are received again, after the visibility timeout, and dead-lettered
+ * after `maxReceiveCount`. A record throws only when it could not be processed at all: a malformed message,
+ * or the table, the key or the queue unavailable. A partner answering badly is not such an error: that
+ * attempt is recorded and the next one scheduled by the use case.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { z } from 'zod';
+import { webhookDeliveryDeps } from '../lib/adapters';
+import { countMetric, logger, metricsMiddleware, tracer } from '../lib/observability';
+import { deliverWebhook, type DeliveryStep, type WebhookDeliveryDeps } from '../lib/use-cases/webhook-deliveries';
+
+/** The message body (lib/webhooks/queue.ts). */
+const DeliveryMessage = z.object({ deliveryId: z.string().regex(/^dlv_[0-9a-z]{1,64}$/) });
+
+/** One metric per outcome (CloudWatch names): `WebhookDeliveriesSucceeded`, `WebhookDeliveriesRetryScheduled` ... */
+const STEP_METRIC: Record<DeliveryStep['outcome'], string> = {
+  unknown: 'Unknown',
+  finished: 'AlreadyFinished',
+  'not-due': 'NotDue',
+  superseded: 'Superseded',
+  succeeded: 'Succeeded',
+  'retry-scheduled': 'RetryScheduled',
+  failed: 'Failed',
+};
+
+class UnreadableMessageError extends Error {
+  override readonly name = 'UnreadableMessageError';
+}
+
+async function processRecord(deps: WebhookDeliveryDeps, record: SQSRecord): Promise<DeliveryStep> {
+  let body: unknown;
+  try {
+    body = JSON.parse(record.body);
+  } catch {
+    body = undefined;
+  }
+  const message = DeliveryMessage.safeParse(body);
+  if (!message.success) throw new UnreadableMessageError(`Message ${record.messageId} is not a delivery message`);
+  const { deliveryId } = message.data;
+  try {
+    const step = await deliverWebhook(deps, deliveryId);
+    logger.info('Webhook delivery message handled', { deliveryId, messageId: record.messageId, ...step });
+    countMetric(`WebhookDeliveries${STEP_METRIC[step.outcome]}`);
+    return step;
+  } catch (error) {
+    logger.error('Webhook delivery message failed; it will be received again', {
+      deliveryId,
+      messageId: record.messageId,
+      receiveCount: record.attributes.ApproximateReceiveCount,
+      error: error as Error,
+    });
+    countMetric('WebhookDeliveryErrors');
+    throw error;
+  }
+}
+
+/**
+ * The handler over given adapters (tests pass a fake queue, a short timeout, a clock). A processor per
+ * invocation: the local runtime may run several batches at once in one process.
+ */
+export const createHandler =
+  (deps: WebhookDeliveryDeps) =>
+  (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
+    processPartialResponse(event, (record: SQSRecord) => processRecord(deps, record), new BatchProcessor(EventType.SQS), {
+      context,
+      // A batch where every record failed is answered like any other (each id listed), not thrown.
+      throwOnFullBatchFailure: false,
+    });
+
+export const handler = middy(createHandler(webhookDeliveryDeps))
+  .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false })) // messages are ids only, but keep the chain's habit
+  .use(captureLambdaHandler(tracer, { captureResponse: false }))
+  .use(metricsMiddleware());

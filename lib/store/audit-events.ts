@@ -1,0 +1,50 @@
+/**
+ * Audit events: append-only items (`AUDIT#<id>` / `AUDIT`), listed per partner (gsi1 `AUDIT#<partner_id>`) and
+ * platform-wide (gsi2 `AUDIT`), newest first. Written only as one `Put` inside the transaction of the change
+ * they record; never updated, never expired.
+ */
+import type { AuditDetails, AuditEvent, AuditEventType, AuditResourceType } from '../domain/audit';
+import { tableName } from './dynamo';
+import { keys } from './keys';
+import { type Page, queryPage } from './paging';
+
+const toAuditEvent = (item: Record<string, unknown>): AuditEvent => ({
+  id: item.id as string,
+  type: item.type as AuditEventType,
+  partnerId: item.partnerId as string,
+  resourceType: item.resourceType as AuditResourceType,
+  resourceId: item.resourceId as string,
+  details: (item.details as AuditDetails | undefined) ?? {},
+  createdAt: item.createdAt as string,
+});
+
+/** The `Put` of a new audit event inside a TransactWriteItems (its id is new: created once). */
+export const putAuditEvent = (event: AuditEvent) => ({
+  Put: {
+    TableName: tableName,
+    Item: {
+      ...keys.auditEvent(event.id),
+      ...keys.auditEventIndex(event.partnerId, event.id, event.createdAt),
+      entity: 'auditEvent',
+      ...event,
+    },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  },
+});
+
+/** Audit events of one partner (gsi1) or of all (gsi2), newest first, optionally of one `type`. */
+export function listAuditEvents(query: {
+  partnerId?: string | undefined;
+  type?: AuditEventType | undefined;
+  limit: number;
+  cursor?: string | undefined;
+}): Promise<Page<AuditEvent>> {
+  return queryPage({
+    index: query.partnerId === undefined ? 'gsi2' : 'gsi1',
+    partition: query.partnerId === undefined ? keys.allAuditEvents : keys.auditEventsOf(query.partnerId),
+    limit: query.limit,
+    cursor: query.cursor,
+    filter: query.type === undefined ? undefined : { expression: '#type = :type', names: { '#type': 'type' }, values: { ':type': query.type } },
+    toItem: toAuditEvent,
+  });
+}

@@ -1,0 +1,31 @@
+/**
+ * `TransactWriteItems` for writes that may meet a concurrent write to one of their items (two admins creating
+ * endpoints of one partner, the consumer recording an attempt while the outbox sweep moves the same delivery).
+ * DynamoDB cancels such a transaction with `TransactionConflict`, and the SDK does not retry it: a few quick
+ * retries here keep that race from surfacing as a 500 or a redelivered message. A failed condition is never
+ * retried: it is the caller's answer.
+ */
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { documentClient } from './dynamo';
+
+const CONFLICT_RETRIES = 3;
+
+function isConflictOnly(error: unknown): boolean {
+  if (!(error instanceof TransactionCanceledException)) return false;
+  const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code);
+  return codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
+}
+
+export async function transactWrite(items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<void> {
+  for (let retry = 0; ; retry++) {
+    try {
+      await documentClient.send(new TransactWriteCommand({ TransactItems: items }));
+      return;
+    } catch (error) {
+      if (retry >= CONFLICT_RETRIES || !isConflictOnly(error)) throw error;
+      await sleep(10 * 2 ** retry + Math.random() * 20);
+    }
+  }
+}

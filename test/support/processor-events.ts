@@ -1,0 +1,169 @@
+/**
+ * Processor events for tests: Stripe-shaped events built and signed exactly as the sandbox processor builds and
+ * signs them (`infra/local/processor-sandbox-events.ts`), and the table items a test arranges or inspects
+ * around them (transactions with an intent, webhook endpoints, deliveries, processed-event records).
+ */
+import { randomUUID } from 'node:crypto';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { randomId, SANDBOX_API_VERSION, signatureHeader } from '../../infra/local/processor-sandbox-events';
+import { config } from '../../lib/config';
+import { newId } from '../../lib/domain/ids';
+import { currencyCode } from '../../lib/domain/money';
+import type { SettlementStatus, Transaction } from '../../lib/domain/transaction';
+import type { PartnerEvent, WebhookDelivery } from '../../lib/domain/webhooks';
+import { toDelivery } from '../../lib/store/deliveries';
+import { documentClient, tableName } from '../../lib/store/dynamo';
+import { keys } from '../../lib/store/keys';
+import { createTransaction } from '../../lib/store/transactions';
+
+/** The webhook secret the service under test verifies with (the local default unless a test set another). */
+export const webhookSecret = () => config.PROCESSOR_WEBHOOK_SECRET ?? '';
+
+/** An event as the sandbox sends it: Stripe's envelope, pretty-printed (the signature covers these bytes). */
+export function eventBody(type: string, object: unknown, id = randomId('evt_')): string {
+  const event = {
+    id,
+    object: 'event',
+    api_version: SANDBOX_API_VERSION,
+    created: Math.floor(Date.now() / 1000),
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    type,
+    data: { object },
+  };
+  return JSON.stringify(event, null, 2);
+}
+
+/** The `processor-signature` value the sandbox would send for `body` now (or `ageSeconds` ago). */
+export const signed = (body: string, options: { ageSeconds?: number; secret?: string } = {}) =>
+  signatureHeader(options.secret ?? webhookSecret(), body, Math.floor(Date.now() / 1000) - (options.ageSeconds ?? 0));
+
+/** A PaymentIntent as it appears in `payment_intent.*` events (amount in Stripe's units, currency lower-case). */
+export const intentObject = (id: string, amount: number, currency: string, status = 'succeeded') => ({
+  id,
+  object: 'payment_intent',
+  amount,
+  amount_received: status === 'succeeded' ? amount : 0,
+  currency,
+  status,
+  metadata: {},
+  latest_charge: randomId('ch_'),
+});
+
+/** A charge after a refund of `refunded` of its `amount` (fully refunded when equal). */
+export const refundedCharge = (paymentIntent: string, amount: number, refunded: number, currency: string) => ({
+  id: randomId('ch_'),
+  object: 'charge',
+  amount,
+  amount_captured: amount,
+  amount_refunded: refunded,
+  currency,
+  payment_intent: paymentIntent,
+  refunded: refunded === amount,
+  status: 'succeeded',
+});
+
+export const dispute = (paymentIntent: string, amount: number, currency: string) => ({
+  id: randomId('dp_'),
+  object: 'dispute',
+  amount,
+  charge: randomId('ch_'),
+  currency,
+  payment_intent: paymentIntent,
+  reason: 'fraudulent',
+  status: 'needs_response',
+});
+
+/**
+ * A pending transaction of `partnerId`'s client, linked to a new payment intent id, written by the service's own
+ * repository (the partner and client must exist and be active).
+ */
+export async function pendingTransaction(
+  partnerId: string,
+  clientId: string,
+  money: { amountMinor: number; currency: string },
+  meta: Record<string, unknown> | null = { order: 42 },
+): Promise<Transaction> {
+  const now = new Date().toISOString();
+  return createTransaction({
+    id: newId.transactionRecord(),
+    svcTxId: newId.svcTx(),
+    partnerId,
+    partnerName: 'Partner',
+    clientId,
+    clientName: 'Merchant Ltd',
+    partnerReference: `order-${randomUUID()}`,
+    processorPaymentIntentId: randomId('pi_'),
+    amountMinor: money.amountMinor,
+    currency: currencyCode(money.currency),
+    status: 'pending',
+    settlementStatus: 'unsettled',
+    fees: null,
+    receiptEmail: null,
+    statementDescriptorSuffix: null,
+    meta,
+    createdAt: now,
+    updatedAt: now,
+  });
+}
+
+/** A webhook endpoint item, as the admin API stores one (the secret is not read by these tests). */
+export async function putWebhookEndpoint(partnerId: string, events: PartnerEvent[]): Promise<string> {
+  const id = newId.webhookEndpoint();
+  await documentClient.send(
+    new PutCommand({
+      TableName: tableName,
+      Item: {
+        ...keys.webhookEndpoint(partnerId, id),
+        entity: 'webhookEndpoint',
+        id,
+        partnerId,
+        name: `endpoint ${events.join(',')}`,
+        url: 'https://partner.example/webhooks',
+        events,
+        secret: 'sealed-secret-not-read-here',
+        createdAt: new Date().toISOString(),
+      },
+    }),
+  );
+  return id;
+}
+
+/** Every delivery of one transaction (the partner's deliveries, gsi1). */
+export async function deliveriesOf(partnerId: string, svcTxId: string): Promise<WebhookDelivery[]> {
+  const found: WebhookDelivery[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await documentClient.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.deliveriesOf(partnerId) },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    found.push(...(page.Items ?? []).map(toDelivery).filter((delivery) => delivery.svcTxId === svcTxId));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey !== undefined);
+  return found;
+}
+
+/** The raw item of a key (to see what the service wrote, index keys included). */
+export async function rawItem(key: { pk: string; sk: string }): Promise<Record<string, unknown> | undefined> {
+  const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+  return Item;
+}
+
+/** What a settlement run does to a transaction it batches: `queued`, out of the settlement index. */
+export async function markSettled(svcTxId: string, settlementStatus: Exclude<SettlementStatus, 'unsettled'> = 'queued'): Promise<void> {
+  await documentClient.send(
+    new UpdateCommand({
+      TableName: tableName,
+      Key: keys.transaction(svcTxId),
+      UpdateExpression: 'SET settlementStatus = :status REMOVE gsi3pk, gsi3sk',
+      ExpressionAttributeValues: { ':status': settlementStatus },
+    }),
+  );
+}

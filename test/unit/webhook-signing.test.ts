@@ -1,0 +1,106 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from '@jest/globals';
+import { Webhook } from 'standardwebhooks';
+import { isDelivered, retryDelaySeconds } from '../../lib/domain/webhooks';
+import { generateWebhookSecret, standardSignature, svcSignature, webhookHeaders } from '../../lib/webhooks/signing';
+
+/** A fixed vector, its expected values computed outside Node (openssl dgst -sha256 -hmac / -macopt hexkey). */
+const VECTOR = {
+  secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  eventId: 'evt_test',
+  timestamp: 1_700_000_000,
+  body: '{"event":"transaction_succeeded","svc_tx_id":"svc_tx_0123456789abcdefghjkmnpq","amount":12.34}',
+  svcSignature: 'b5e14218ed6faa7d19f4a910cc24ff773e712fd8e79f296159155f5b980621e4',
+  standardSignature: 'v1,1RvblM2t9WejEOR9kGpAKS7dNfk+nw7XJXtOdayhU9w=',
+};
+
+const body = JSON.stringify({
+  event: 'transaction_succeeded',
+  svc_tx_id: 'svc_tx_abc',
+  partner_id: 'ptr_1',
+  client_id: 'merchant-1',
+  partner_reference: 'order-1',
+  status: 'succeeded',
+  amount: 12.34,
+  currency: 'USD',
+  meta: { note: 'ünïcödé' },
+});
+
+describe('webhook signatures', () => {
+  it('matches the fixed vector for both signatures', () => {
+    expect(svcSignature(VECTOR.secret, VECTOR.body)).toBe(VECTOR.svcSignature);
+    expect(standardSignature(VECTOR.secret, VECTOR.eventId, VECTOR.timestamp, VECTOR.body)).toBe(VECTOR.standardSignature);
+  });
+
+  it('signs exactly as the standardwebhooks package does, and its verifier accepts our headers', () => {
+    const secret = generateWebhookSecret();
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = webhookHeaders(secret, { eventId: 'evt_1', body, timestamp });
+    const partner = new Webhook(secret);
+
+    expect(headers['webhook-signature']).toBe(partner.sign('evt_1', new Date(timestamp * 1000), body));
+    expect(partner.verify(body, headers)).toEqual(JSON.parse(body));
+  });
+
+  it('is refused by the standardwebhooks verifier when the body, the id or the secret differ', () => {
+    const secret = generateWebhookSecret();
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = webhookHeaders(secret, { eventId: 'evt_1', body, timestamp });
+
+    expect(() => new Webhook(secret).verify(body.replace('12.34', '99.99'), headers)).toThrow();
+    expect(() => new Webhook(secret).verify(body, { ...headers, 'webhook-id': 'evt_2' })).toThrow();
+    expect(() => new Webhook(generateWebhookSecret()).verify(body, headers)).toThrow();
+  });
+
+  it('sends X-Svc-Signature as the lowercase hex HMAC-SHA256 of the exact body keyed by the whole secret string', () => {
+    const secret = generateWebhookSecret();
+    const headers = webhookHeaders(secret, { eventId: 'evt_1', body, timestamp: 1_700_000_000 });
+
+    expect(headers['X-Svc-Signature']).toBe(createHmac('sha256', secret).update(body).digest('hex'));
+    expect(headers['X-Svc-Signature']).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('carries the event id and the unix-seconds timestamp in both header families, and the JSON content type', () => {
+    const headers = webhookHeaders(generateWebhookSecret(), { eventId: 'evt_abc', body, timestamp: 1_700_000_123 });
+
+    expect(headers).toMatchObject({
+      'Content-Type': 'application/json',
+      'X-Svc-Event-Id': 'evt_abc',
+      'X-Svc-Timestamp': '1700000123',
+      'webhook-id': 'evt_abc',
+      'webhook-timestamp': '1700000123',
+    });
+  });
+
+  it('makes secrets of whsec_ + base64 of 32 random bytes, each different', () => {
+    const secrets = [generateWebhookSecret(), generateWebhookSecret()];
+
+    for (const secret of secrets) {
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+      expect(Buffer.from(secret.slice('whsec_'.length), 'base64')).toHaveLength(32);
+    }
+    expect(secrets[0]).not.toBe(secrets[1]);
+  });
+});
+
+describe('the retry schedule', () => {
+  it('waits base × 1 after the first failure and base × 4 after the second, in whole seconds', () => {
+    expect(retryDelaySeconds(1, 1000, 0.5)).toBe(1);
+    expect(retryDelaySeconds(2, 1000, 0.5)).toBe(4);
+    expect(retryDelaySeconds(1, 60_000, 0.5)).toBe(60);
+    expect(retryDelaySeconds(2, 60_000, 0.5)).toBe(240);
+  });
+
+  it('jitters within ±20 %, rounding up, never below 1 s', () => {
+    expect(retryDelaySeconds(2, 10_000, 0)).toBe(32);
+    expect(retryDelaySeconds(2, 10_000, 0.999_999)).toBe(48);
+    expect(retryDelaySeconds(1, 1, 0)).toBe(1);
+    const spread = new Set(Array.from({ length: 50 }, (_, i) => retryDelaySeconds(2, 10_000, i / 50)));
+    expect(spread.size).toBeGreaterThan(10);
+  });
+
+  it('counts only a 2xx as delivered', () => {
+    expect([200, 201, 204, 299].every(isDelivered)).toBe(true);
+    expect([199, 301, 302, 304, 400, 500].some(isDelivered)).toBe(false);
+  });
+});
