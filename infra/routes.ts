@@ -16,8 +16,12 @@ export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PATCH' | 'DELETE' | 'OPTIONS
 
 /** What a function may touch in AWS; the API stack grants exactly this (least privilege). */
 export interface RouteAccess {
-  /** `describe`: only DescribeTable (the public health check reads no item). */
-  table?: 'describe' | 'read' | 'readWrite';
+  /**
+   * `describe`: only DescribeTable (the public health check reads no item). `items`: read items and write them
+   * in transactions (Get, Query, Put, Update, ConditionCheck), but never Scan, delete or batch-write: for a public
+   * function that only moves transactions.
+   */
+  table?: 'describe' | 'read' | 'items' | 'readWrite';
   /** `encrypt`: seal new secrets (KMS GenerateDataKey); `decrypt`: open them (KMS Decrypt). */
   kms?: ReadonlyArray<'encrypt' | 'decrypt'>;
   /** Reads the processor keys (Secrets Manager in AWS). */
@@ -80,7 +84,7 @@ const declaredRoutes: readonly RouteDefinition[] = [
     name: 'processor-webhook',
     method: 'POST',
     path: `${API_PREFIX}/webhooks/processor`,
-    access: { table: 'readWrite', processorKeys: true },
+    access: { table: 'items', processorKeys: true },
     functionUrl: true,
   },
 

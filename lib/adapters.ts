@@ -54,6 +54,7 @@ export const webhookDeliveryDeps: WebhookDeliveryDeps = {
   retryBaseMs: config.WEBHOOK_RETRY_BASE_MS,
   now: Date.now,
   random: Math.random,
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 };
 
 /** GET /health's probes: the table (DescribeTable only) and the processor (see `lib/processor/health.ts`). */

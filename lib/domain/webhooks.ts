@@ -50,13 +50,13 @@ export const RETRY_FACTORS: readonly number[] = [1, 4];
 export const RETRY_JITTER = 0.2;
 
 /**
- * Whole seconds to wait after attempt `failedAttempt` (1-based) failed: base × factor, jittered by `random`
- * (0 ≤ random < 1), rounded up (a queue's delay is whole seconds), at least 1.
+ * Milliseconds to wait after attempt `failedAttempt` (1-based) failed: base × factor, jittered by `random`
+ * (0 ≤ random < 1) within ±{@link RETRY_JITTER}, at least 1. Exact: a queue's delay is whole seconds, so the
+ * consumer waits out the part of a second the queue cannot (see `deliverWebhook`).
  */
-export function retryDelaySeconds(failedAttempt: number, baseMs: number, random: number): number {
+export function retryDelayMs(failedAttempt: number, baseMs: number, random: number): number {
   const factor = RETRY_FACTORS[Math.min(failedAttempt, RETRY_FACTORS.length) - 1] ?? 1;
-  const jittered = baseMs * factor * (1 - RETRY_JITTER + 2 * RETRY_JITTER * random);
-  return Math.max(1, Math.ceil(jittered / 1000));
+  return Math.max(1, Math.round(baseMs * factor * (1 - RETRY_JITTER + 2 * RETRY_JITTER * random)));
 }
 
 /** A partner's answer counts as delivered only when it is a 2xx (a 3xx is not followed and is a failure). */
@@ -76,6 +76,8 @@ export interface WebhookDelivery {
   attempts: number;
   lastHttpStatus: number | null;
   lastError: string | null;
+  /** Epoch ms before which the next attempt is not due (the backoff), while a retry waits; else absent. */
+  nextAttemptAt?: number | undefined;
   createdAt: string;
   updatedAt: string;
 }

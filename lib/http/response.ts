@@ -17,7 +17,23 @@ export function toHttpResponse(result: HttpResult, requestId: string): HttpRespo
   };
 }
 
-/** The body and headers a caller sees for an error. Unknown errors become a generic 500; never their message. */
+/** Network failures of a dependency (the table, KMS, the queue): the connection or the answer never came. */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** An AWS service shedding load: the same request may succeed in a moment. */
+const THROTTLED = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'TimeoutError', 'RequestTimeout']);
+
+/** Whether an unexpected error is a dependency that is down or overloaded, which a retry may get past. */
+function isDependencyUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as NodeJS.ErrnoException).code;
+  return (code !== undefined && UNREACHABLE_CODES.has(code)) || THROTTLED.has(error.name);
+}
+
+/**
+ * The body and headers a caller sees for an error. A dependency that is down or overloaded is a 503
+ * SERVICE_UNAVAILABLE with `Retry-After` (retry, with the same idempotency key); any other unexpected error a
+ * generic 500. Never the error's own message.
+ */
 export function errorResult(error: unknown): HttpResult {
   if (error instanceof ServiceError) {
     const body: Record<string, unknown> = {
@@ -26,6 +42,9 @@ export function errorResult(error: unknown): HttpResult {
     };
     if (error.details !== undefined) body.details = error.details;
     return { status: error.status, body, headers: error.headers };
+  }
+  if (isDependencyUnavailable(error)) {
+    return { status: 503, body: { error: 'A dependency of the service is unavailable, retry shortly', code: 'SERVICE_UNAVAILABLE' }, headers: { 'Retry-After': '1' } };
   }
   return { status: 500, body: { error: 'Internal server error', code: 'INTERNAL_ERROR' } };
 }

@@ -52,11 +52,16 @@ export function verifyStripeEvent(
     // Verified, but not JSON (SyntaxError), or not an event the SDK will hand back (a thin v2 notification).
     throw errors.invalidWebhookJson();
   }
+  // The SDK bounds only a signature's age: one dated in the future would stay replayable until then.
+  if (signedAt(signatureHeader) * 1000 > nowMs + SIGNATURE_TOLERANCE_SECONDS * 1000) throw errors.processorSignatureInvalid();
   if (!isObject(parsed) || nonEmptyString(parsed.id) === undefined || nonEmptyString(parsed.type) === undefined) {
     throw errors.invalidWebhookJson();
   }
   return toProcessorEvent(parsed.id as string, parsed.type as string, isObject(parsed.data) ? parsed.data.object : undefined);
 }
+
+/** The `t=` of a signature header the SDK accepted (so it has one). */
+const signedAt = (header: string) => Number(/(?:^|,)\s*t=(\d+)/.exec(header)?.[1] ?? Number.NaN);
 
 /**
  * A verified event in the service's terms (decisions.md §5). The payment intent is the object itself on

@@ -28,6 +28,7 @@ export const toDelivery = (item: Record<string, unknown>): WebhookDelivery => ({
   attempts: item.attempts as number,
   lastHttpStatus: (item.lastHttpStatus as number | null | undefined) ?? null,
   lastError: (item.lastError as string | null | undefined) ?? null,
+  nextAttemptAt: item.nextAttemptAt as number | undefined,
   createdAt: item.createdAt as string,
   updatedAt: item.updatedAt as string,
 });

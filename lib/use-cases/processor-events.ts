@@ -10,7 +10,7 @@ import { newId } from '../domain/ids';
 import { canMove, settlementEffectOf, type FeeBreakdown, type Transaction, type TransactionStatus } from '../domain/transaction';
 import { deliveriesFor, partnerEventBody, partnerEventFor, type EventStatus } from '../domain/webhooks';
 import { countMetric, logger } from '../observability';
-import type { EventMoney, Processor } from '../processor/port';
+import { type EventMoney, PAYMENT_INTENT_ID, type Processor } from '../processor/port';
 import type * as payees from '../store/payees';
 import type * as moves from '../store/transaction-moves';
 import type * as transactions from '../store/transactions';
@@ -61,6 +61,8 @@ export async function handleProcessorEvent(
     return { kind: 'ignored', type: event.type };
   }
   if (event.paymentIntentId === undefined) throw errors.missingIntentId();
+  // An id that is not a payment intent's can be linked to nothing (and one past DynamoDB's key size would fail the read).
+  if (!PAYMENT_INTENT_ID.test(event.paymentIntentId)) throw errors.paymentIntentNotFound();
   let transaction = await deps.transactions.getTransactionByPaymentIntent(event.paymentIntentId);
   if (transaction === undefined) throw errors.paymentIntentNotFound();
   logger.appendKeys({ processor_event_id: event.id, svc_tx_id: transaction.svcTxId });
@@ -76,7 +78,15 @@ export async function handleProcessorEvent(
   const to = event.status;
 
   for (let attempt = 1; ; attempt++) {
-    if (!canMove(transaction.status, to)) return unchanged(transaction);
+    if (!canMove(transaction.status, to)) {
+      // A duplicate or late event (decisions.md §5: nothing changes). A refund or dispute of a payment still
+      // `pending` is money at risk (the processor will not send it again): logged as a warning and counted, so
+      // an alarm can bring it to an operator.
+      const refusedWhilePending = transaction.status === 'pending' && (to === 'refunded' || to === 'chargeback');
+      logger[refusedWhilePending ? 'warn' : 'info']('Processor event moves nothing', { event_type: event.type, from: transaction.status, to });
+      if (refusedWhilePending) countMetric('ReversalsBeforeSuccess');
+      return unchanged(transaction);
+    }
     // After a lost race a concurrent write may still hold the item (TransactionConflict): let it finish first.
     if (attempt > 1) await sleep(Math.random() * 10 * 2 ** attempt);
     const outcome = await applyMove(deps, { id: event.id, type: event.type }, transaction, to);

@@ -9,7 +9,7 @@
 import type { AuditEvent, AuditEventType } from '../domain/audit';
 import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
-import { isDelivered, MAX_DELIVERY_ATTEMPTS, retryDelaySeconds, type DeliveryStatus, type WebhookDelivery } from '../domain/webhooks';
+import { isDelivered, MAX_DELIVERY_ATTEMPTS, retryDelayMs, type DeliveryStatus, type WebhookDelivery } from '../domain/webhooks';
 import type { SealedSecret } from '../secrets/secret-box';
 import * as deliveries from '../store/deliveries';
 import type { Page } from '../store/paging';
@@ -46,7 +46,12 @@ export interface WebhookDeliveryDeps {
   now: () => number;
   /** Uniform in [0, 1): the backoff's jitter. */
   random: () => number;
+  /** Waits `ms` (the part of a backoff the queue's whole-second delay cannot express). */
+  sleep: (ms: number) => Promise<void>;
 }
+
+/** A queue message may arrive this much before its retry is due: its delay is the backoff rounded down to seconds. */
+const QUEUE_DELAY_GRANULARITY_MS = 1_000;
 
 /** What one message did, for the consumer's log line and for tests. */
 export type DeliveryStep =
@@ -80,7 +85,8 @@ const answerError = (httpStatus: number) =>
  * 5. POST the signed body (the URL is checked again, its resolved addresses pinned);
  * 6. record the outcome and its audit event (one transaction, conditional on this attempt being the current
  *    one): 2xx → succeeded; else failed after the last attempt, or pending with the next attempt's due time;
- * 7. schedule the next attempt: a queue message delayed by the backoff. Were this process to stop between 6
+ * 7. schedule the next attempt: a queue message delayed by the backoff in whole seconds, rounded down (the
+ *    consumer waits out the rest before step 4, so the backoff is exact). Were this process to stop between 6
  *    and 7, the outbox relay's sweep finds the delivery once that message is overdue and enqueues it again.
  * Errors of the table, the key or the queue are thrown: the message is retried, then dead-lettered.
  */
@@ -88,6 +94,9 @@ export async function deliverWebhook(deps: WebhookDeliveryDeps, deliveryId: stri
   const delivery = await deps.deliveries.getDelivery(deliveryId);
   if (delivery === undefined) return { outcome: 'unknown' };
   if (delivery.status !== 'pending') return { outcome: 'finished' };
+  // The backoff is exact to the millisecond: wait out what the queue's whole-second delay left of it.
+  const early = (delivery.nextAttemptAt ?? 0) - deps.now();
+  if (early > 0 && early <= QUEUE_DELAY_GRANULARITY_MS) await deps.sleep(early);
 
   const found = delivery.attempts >= MAX_DELIVERY_ATTEMPTS
     ? undefined
@@ -131,8 +140,9 @@ export async function deliverWebhook(deps: WebhookDeliveryDeps, deliveryId: stri
     return recorded ? { outcome: 'failed', attempt, httpStatus, error } : { outcome: 'superseded' };
   }
 
-  const delaySeconds = retryDelaySeconds(attempt, deps.retryBaseMs, deps.random());
-  const nextAttemptAt = now + delaySeconds * 1000;
+  const delayMs = retryDelayMs(attempt, deps.retryBaseMs, deps.random());
+  const nextAttemptAt = now + delayMs;
+  const delaySeconds = Math.floor(delayMs / 1000);
   const audit = auditOf(delivery, 'webhook_delivery.attempt_failed', now, {
     attempt,
     http_status: httpStatus,

@@ -163,11 +163,15 @@ export async function resolvePublicAddresses(hostname: string, policy: UrlPolicy
   return addresses;
 }
 
-/** The full check of an endpoint URL at creation: its shape, then its host's addresses. Returns the normalised URL. */
+/**
+ * The full check of an endpoint URL at creation: its shape, then its host's addresses. Returns the URL exactly as
+ * given (decisions.md §2 answers with `url` as sent: `HTTPS://Example.com:443` is not rewritten to
+ * `https://example.com/`); every delivery parses and checks it again.
+ */
 export async function checkWebhookUrl(text: string, policy: UrlPolicy, resolve: Resolver): Promise<string> {
   const url = checkUrlShape(text, policy);
   if (!policy.allowInsecure) await resolvePublicAddresses(url.hostname, policy, resolve);
-  return url.href;
+  return text;
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

@@ -117,8 +117,8 @@ describe('API stack', () => {
       const actions = actionsOf(route.name);
       const writes = actions.filter((action) => /^dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)$/.test(action));
       const reads = actions.filter((action) => /^dynamodb:(GetItem|Query)$/.test(action));
-      expect({ route: route.name, writes: writes.length > 0 }).toEqual({ route: route.name, writes: route.access.table === 'readWrite' });
-      expect({ route: route.name, reads: reads.length > 0 }).toEqual({ route: route.name, reads: route.access.table === 'read' || route.access.table === 'readWrite' });
+      expect({ route: route.name, writes: writes.length > 0 }).toEqual({ route: route.name, writes: route.access.table === 'readWrite' || route.access.table === 'items' });
+      expect({ route: route.name, reads: reads.length > 0 }).toEqual({ route: route.name, reads: route.access.table === 'read' || route.access.table === 'items' || route.access.table === 'readWrite' });
       expect(actions.includes('dynamodb:Scan') && route.access.table === undefined).toBe(false);
       expect({ route: route.name, kmsGenerate: actions.includes('kms:GenerateDataKey') }).toEqual({
         route: route.name,
@@ -146,6 +146,12 @@ describe('API stack', () => {
     for (const name of ['transactions-checkout-intent', 'transactions-checkout-intent-v2', 'transactions-attach-intent']) {
       expect(routes.find((route) => route.name === name)?.access).toEqual({ table: 'readWrite', kms: ['decrypt'], processorKeys: true });
     }
+  });
+
+  it('lets the public processor webhook read and transactionally write items, but never scan, delete or batch-write', () => {
+    const actions = actionsOf('processor-webhook').filter((action) => action.startsWith('dynamodb:'));
+
+    expect(actions.sort()).toEqual(['dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
   });
 
   it('lets the public health function describe the table and nothing else: no item, no secret', () => {

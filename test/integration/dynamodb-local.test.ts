@@ -2,7 +2,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { JavaMissingError, startDynamoDbLocal, startSupervisedDynamoDbLocal } from '../../infra/local/dynamodb-local';
 import { freePort } from '../support/ports';
 
@@ -82,6 +85,25 @@ describe('startDynamoDbLocal', () => {
       expect(execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' })).not.toContain(`-port ${port}`);
     } finally {
       squatter.close();
+    }
+  }, 60_000);
+
+  it('stops the DynamoDB Local a killed run left serving the same data, then starts its own on that data', async () => {
+    // Arrange: a run that was killed outright (its stop never ran) left Java serving the data directory
+    const dataDir = mkdtempSync(join(tmpdir(), 'ddb-left-behind-'));
+    const port = await freePort();
+    const leftBehind = await startDynamoDbLocal({ port, dataDir });
+
+    // Act
+    const next = await startDynamoDbLocal({ port, dataDir });
+    try {
+      // Assert
+      expect(isAlive(leftBehind.pid)).toBe(false);
+      await expect(listTables(next.endpoint)).resolves.toBeDefined();
+    } finally {
+      await next.stop();
+      await leftBehind.stop();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   }, 60_000);
 

@@ -112,6 +112,13 @@ describe('POST /webhooks/processor: refusals (decisions.md §3)', () => {
     expect(response.body.code).toBe('PAYMENT_INTENT_NOT_FOUND');
   });
 
+  it('answers 404 PAYMENT_INTENT_NOT_FOUND for an intent id no intent can have (5,000 characters), never a 500', async () => {
+    const response = await post(eventBody('payment_intent.succeeded', intentObject(`pi_${'x'.repeat(5_000)}`, 4999, 'usd')));
+
+    expect(response.status).toBe(404);
+    expect(response.body.code).toBe('PAYMENT_INTENT_NOT_FOUND');
+  });
+
   it('acknowledges an unmapped type with 200 and the message naming it, and moves nothing', async () => {
     const tx = await pending();
 

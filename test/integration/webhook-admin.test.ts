@@ -95,6 +95,17 @@ describe('webhook endpoints', () => {
     expect(Item?.secret).toEqual(expect.objectContaining({ v: 1, kek: 'local', ct: expect.any(String), edk: expect.any(String) }));
   });
 
+  it.each(['http://127.0.0.1:4567', 'HTTP://LocalHost:4567/Hook?a=1#frag'])('answers and lists the url exactly as given (%s), not normalised', async (url) => {
+    const partner = await api.createPartner();
+
+    const created = await api.admin('POST', endpointsPath(partner.partnerId), { ...validEndpoint, url });
+    const listed = await api.admin('GET', endpointsPath(partner.partnerId));
+
+    expect(created.status).toBe(201);
+    expect(created.body.url).toBe(url);
+    expect(listed.body.items.map((item: { url: string }) => item.url)).toEqual([url]);
+  });
+
   it('lists endpoints newest first and never their secrets', async () => {
     const owner = await api.createPartner();
     const first = await api.admin('POST', endpointsPath(owner.partnerId), { ...validEndpoint, name: 'First' });

@@ -106,16 +106,18 @@ function sqsEvent(...bodies: string[]): SQSEvent {
 const message = (deliveryId: string) => JSON.stringify({ deliveryId });
 
 /** The consumer over a recording queue, a clock the test moves, and a sender with an injectable timeout. */
-function consumer(options: { timeoutMs?: number; queue?: WebhookDeliveryDeps['queue'] } = {}) {
+function consumer(options: { timeoutMs?: number; queue?: WebhookDeliveryDeps['queue']; retryBaseMs?: number } = {}) {
   const clock = { now: Date.now() };
   const sent: Array<{ message: DeliveryMessage; delaySeconds: number }> = [];
   const deps: WebhookDeliveryDeps = {
     ...webhookDeliveryDeps,
     queue: options.queue ?? { send: async (queued, delaySeconds) => void sent.push({ message: queued, delaySeconds }) },
     send: createHttpSender({ policy: { allowInsecure: true }, timeoutMs: options.timeoutMs ?? 10_000 }),
-    retryBaseMs: 1000,
+    retryBaseMs: options.retryBaseMs ?? 1000,
     now: () => clock.now,
     random: () => 0.5,
+    // The test's clock moves instead: a wait for the sub-second rest of a backoff advances it.
+    sleep: async (ms) => void (clock.now += ms),
   };
   const handle = createHandler(deps);
   return { clock, sent, deps, consume: (...bodies: string[]) => handle(sqsEvent(...bodies), lambdaContext()) };
@@ -237,17 +239,36 @@ describe('a delivery that keeps failing', () => {
     expect((await storedItem(delivery.id)).gsi2pk).toBeUndefined();
   });
 
-  it('does not attempt again when a retry message arrives before its backoff has passed', async () => {
+  it('does not attempt again when a retry message arrives more than the queue could be early (its backoff has not passed)', async () => {
     const delivery = await newDelivery();
     receiver.answer({ status: 503 });
-    const { consume, sent, clock } = consumer();
+    const { consume, sent, clock } = consumer({ retryBaseMs: 5_000 });
     await consume(message(delivery.id));
 
-    clock.now += 100; // the retry is due after 1 s (less a 0.5 s tolerance for the queue's clock)
+    clock.now += 100; // the retry is due after 5 s
     await consume(JSON.stringify(sent[0]?.message));
 
     expect(requestsFor(delivery.eventId)).toHaveLength(1);
     expect(await storedItem(delivery.id)).toMatchObject({ status: 'pending', attempts: 1 });
+  });
+
+  it('keeps the backoff exact below a second: the queue delays whole seconds (rounded down), the consumer waits the rest', async () => {
+    // Arrange: a base of 1.5 s; the first retry is due 1500 ms after the failure
+    const delivery = await newDelivery();
+    receiver.answer({ status: 503 });
+    const { consume, sent, clock } = consumer({ retryBaseMs: 1_500 });
+    const failedAt = clock.now;
+    await consume(message(delivery.id));
+
+    // Act: the queue hands the message over after its whole-second delay
+    clock.now = failedAt + (sent[0]?.delaySeconds ?? 0) * 1000;
+    receiver.answer({ status: 200 });
+    await consume(JSON.stringify(sent[0]?.message));
+
+    // Assert: delayed 1 s by the queue, the other 0.5 s waited out here, then attempted
+    expect(sent[0]?.delaySeconds).toBe(1);
+    expect(requestsFor(delivery.eventId)).toHaveLength(2);
+    expect(clock.now - failedAt).toBe(1_500);
   });
 
   it('counts a 301 as a failure and never follows the redirect', async () => {

@@ -91,4 +91,17 @@ describe('domain errors', () => {
     expect(errorResult(new TypeError('x is undefined'))).toEqual({ status: 500, body: { error: 'Internal server error', code: 'INTERNAL_ERROR' } });
     expect(errorResult('a string')).toEqual({ status: 500, body: { error: 'Internal server error', code: 'INTERNAL_ERROR' } });
   });
+
+  it('answers a dependency that is down or shedding load with 503 SERVICE_UNAVAILABLE and Retry-After, never its detail', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED' });
+    const throttled = Object.assign(new Error('Rate of requests exceeds the allowed throughput'), { name: 'ProvisionedThroughputExceededException' });
+
+    for (const error of [refused, throttled]) {
+      expect(errorResult(error)).toEqual({
+        status: 503,
+        body: { error: expect.not.stringContaining('127.0.0.1'), code: 'SERVICE_UNAVAILABLE' },
+        headers: { 'Retry-After': '1' },
+      });
+    }
+  });
 });

@@ -51,7 +51,7 @@ describe('computeFees', () => {
     fc.assert(
       fc.property(cases, (c) => {
         const fees = computeFees(c.amount, c.currency, settingsOf(c));
-        const partnerPercent = c.client !== null && c.client.tenThousandths > c.service.tenThousandths ? c.client : c.service;
+        const partnerPercent = c.client ?? c.service;
         const processorFee = halfUp(c.amount, c.processor.tenThousandths);
         const uncappedPlatform = halfUp(c.amount, partnerPercent.tenThousandths) + (c.currency === 'USD' ? (c.flatUsdCents ?? 0) : 0);
         const platformFee = Math.min(uncappedPlatform, c.amount - processorFee);
@@ -68,7 +68,7 @@ describe('computeFees', () => {
     fc.assert(
       fc.property(cases, (c) => {
         const fees = computeFees(c.amount, c.currency, settingsOf(c));
-        const partnerPercent = c.client !== null && c.client.tenThousandths > c.service.tenThousandths ? c.client : c.service;
+        const partnerPercent = c.client ?? c.service;
         expect(fees.processorFeePercent).toBe(c.processor.value);
         expect(fees.svcEarningPercent).toBe(c.service.value);
         expect(fees.partnerFeePercent).toBe(partnerPercent.value);
@@ -77,10 +77,10 @@ describe('computeFees', () => {
     );
   });
 
-  it('never lets a client fee below the service fee (the service fee was raised since) make the partner share negative', () => {
+  it('charges a client whose fee is below a since-raised service fee its own fee, cutting the service share to fit', () => {
     const fees = computeFees(10_000, 'EUR', { processorFeePercent: 2.9, serviceFeePercent: 5, clientFeePercent: 2, flatUsdCents: null });
 
-    expect(fees).toMatchObject({ partnerFeePercent: 5, svcEarningPercent: 5, partnerPayoutPercent: 0, platformFeeMinor: 500, svcEarningAmountMinor: 500 });
+    expect(fees).toMatchObject({ partnerFeePercent: 2, svcEarningPercent: 5, partnerPayoutPercent: -3, platformFeeMinor: 200, svcEarningAmountMinor: 200 });
   });
 
   it('charges the flat USD fee on USD payments only', () => {

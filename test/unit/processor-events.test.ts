@@ -44,6 +44,8 @@ describe('verifyStripeEvent', () => {
     expect(verify(body, signed(body, 0, 'whsec_other').header)).toThrow(invalid);
     expect(verify(body.replace('4999', '1'), signed(body).header)).toThrow(invalid);
     expect(verify(body, signed(body, 301).header)).toThrow(invalid);
+    expect(verify(body, signed(body, -301).header)).toThrow(invalid); // dated in the future: replayable until then
+    expect(verify(body, signed(body, -299).header)).not.toThrow(); // a processor clock slightly ahead
     expect(verify(body, 'v1=deadbeef')).toThrow(invalid);
     expect(verify('', signed('x').header)).toThrow(invalid);
   });
