@@ -11,12 +11,12 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LocalDeliveryQueue } from './delivery-queue';
+import { MAX_DELAY_SECONDS } from '../../lib/webhooks/queue';
 import { closeGracefully, listen, readBody } from './http-server';
 
 /** SQS's largest message (256 KiB) plus room for the request's other fields. */
 const MAX_REQUEST_BYTES = 300 * 1024;
 const MAX_MESSAGE_BYTES = 256 * 1024;
-const MAX_DELAY_SECONDS = 900;
 const JSON_1_0 = 'application/x-amz-json-1.0';
 
 export interface SqsFront {

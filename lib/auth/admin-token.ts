@@ -15,7 +15,7 @@ export interface AdminIdentity {
 type Verify = (token: string) => Promise<JWTPayload>;
 
 /** The longest an admin token may live (`exp - iat`): a leaked or forgotten token stops working within a day. */
-export const MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
+const MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 
 /** Builds the verifier for this configuration; fails the cold start if admin auth is not configured. */
 export function createAdminTokenVerifier(config: Config): Verify {

@@ -44,10 +44,10 @@ export const MAX_DELIVERY_ATTEMPTS = 3;
  * The wait before the next attempt after attempt `n` failed, in multiples of `WEBHOOK_RETRY_BASE_MS`
  * (decisions.md §8): ×1 after the first failure, ×4 after the second.
  */
-export const RETRY_FACTORS: readonly number[] = [1, 4];
+const RETRY_FACTORS: readonly number[] = [1, 4];
 
 /** Each wait is drawn within ±20 % of its nominal value, so endpoints that failed together do not retry together. */
-export const RETRY_JITTER = 0.2;
+const RETRY_JITTER = 0.2;
 
 /**
  * Milliseconds to wait after attempt `failedAttempt` (1-based) failed: base × factor, jittered by `random`

@@ -115,7 +115,9 @@ export function rateLimit(): ChainMiddleware {
  * default applies (and the body fails validation later anyway).
  */
 async function rateLimitOf(svc: RequestState): Promise<number> {
-  const partner = svc.caller.kind === 'partner' ? svc.caller.partner : await getPartner(ownerOf(svc));
+  const owner = ownerOf(svc);
+  // No read for an owner that cannot be a partner (a platform key whose body names none).
+  const partner = svc.caller.kind === 'partner' ? svc.caller.partner : isPartnerId(owner) ? await getPartner(owner) : undefined;
   return partner?.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE;
 }
 
@@ -169,7 +171,7 @@ const IN_FLIGHT_RETRY_AFTER_MS = 1_000;
  * on its lease when that is shorter). Stores the
  * outcome the operation reached (2xx, and its business answers such as 409 CLIENT_EXISTS or 404
  * CLIENT_NOT_FOUND); releases the key instead for what a retry may see differently: a validation failure (400
- * VALIDATION_ERROR, or 413 PAYLOAD_TOO_LARGE from the body steps after this one), an auth or permission refusal
+ * VALIDATION_ERROR; a body too large never gets this far: its size is checked before any access step), an auth or permission refusal
  * (401/403, e.g. a partner since reactivated), and a 5xx.
  */
 export function idempotency(): ChainMiddleware {
@@ -207,8 +209,7 @@ export function idempotency(): ChainMiddleware {
       const lease = request.context.svc?.idempotency;
       if (lease === undefined) return;
       const result = errorResult(request.error);
-      const isValidationFailure =
-        request.error instanceof ServiceError && (request.error.code === 'VALIDATION_ERROR' || request.error.code === 'PAYLOAD_TOO_LARGE');
+      const isValidationFailure = request.error instanceof ServiceError && request.error.code === 'VALIDATION_ERROR';
       const isRefusal = result.status === 401 || result.status === 403;
       if (result.status >= 500 || isValidationFailure || isRefusal) await releaseIdempotencyKey(lease);
       else await completeIdempotencyKey(lease, { statusCode: result.status, body: JSON.stringify(result.body) });

@@ -18,7 +18,7 @@ export const MAX_BODY_BYTES = 32 * 1024;
  * How deep any request body may nest, the body itself being level 1. The deepest thing a route takes is `meta`
  * (32 levels, one level down); the rest is headroom, far below where recursion would fail.
  */
-export const MAX_BODY_DEPTH = 64;
+const MAX_BODY_DEPTH = 64;
 
 /**
  * How many values (objects, arrays, strings, numbers, booleans, nulls) the walk of a body reads before giving up
@@ -35,7 +35,7 @@ export function exceedsBytes(text: string, maxBytes: number): boolean {
 }
 
 /** An unpaired UTF-16 surrogate (`\ud800`-`\udfff` alone): a pair is one code point to a `u` regex. */
-const LONE_SURROGATE = /\p{Cs}/u;
+export const LONE_SURROGATE = /\p{Cs}/u;
 
 /** A `\uD800`-`\uDFFF` escape in JSON text (or text that merely looks like one, such as `\\ud800`). */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;

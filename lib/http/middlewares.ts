@@ -5,7 +5,7 @@ import type { MiddlewareObj, Request } from '@middy/core';
 import { z } from 'zod';
 import { errors, fieldValidationError, formValidationError } from '../domain/errors';
 import { countMetric, logger } from '../observability';
-import { exceedsBytes, findJsonFault } from './json-limits';
+import { exceedsBytes, findJsonFault, LONE_SURROGATE } from './json-limits';
 import { findLiteralFault } from './json-literals';
 import { errorResult, toHttpResponse } from './response';
 import type { ChainContext, HttpEvent, HttpResponse } from './types';
@@ -49,8 +49,6 @@ export const requestState = (): ChainMiddleware => ({
 /** Fails on any byte sequence that is not UTF-8 (bad bytes, overlong forms, encoded surrogates); keeps a BOM. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** An unpaired UTF-16 surrogate: a text body holding one has no UTF-8 form. */
-const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
  * The body as the text of exactly the bytes sent, or `undefined` when those bytes are not UTF-8. The HMAC and

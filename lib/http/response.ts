@@ -3,6 +3,7 @@
  * spec's error body `{ error, code }` (+ `details` for VALIDATION_ERROR, decisions.md §3).
  */
 import { ServiceError } from '../domain/errors';
+import { isDependencyUnavailable } from '../store/dynamo';
 import type { HttpResponse, HttpResult } from './types';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -17,17 +18,6 @@ export function toHttpResponse(result: HttpResult, requestId: string): HttpRespo
   };
 }
 
-/** Network failures of a dependency (the table, KMS, the queue): the connection or the answer never came. */
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-/** An AWS service shedding load: the same request may succeed in a moment. */
-const THROTTLED = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'TimeoutError', 'RequestTimeout']);
-
-/** Whether an unexpected error is a dependency that is down or overloaded, which a retry may get past. */
-function isDependencyUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as NodeJS.ErrnoException).code;
-  return (code !== undefined && UNREACHABLE_CODES.has(code)) || THROTTLED.has(error.name);
-}
 
 /**
  * The body and headers a caller sees for an error. A dependency that is down or overloaded is a 503

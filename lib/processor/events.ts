@@ -15,10 +15,10 @@ import type { EventMoney, ProcessorEvent } from './port';
 import { fromStripeAmount } from './stripe-amounts';
 
 /** How old a signature's timestamp may be (Stripe's default): a captured event cannot be replayed later. */
-export const SIGNATURE_TOLERANCE_SECONDS = 300;
+const SIGNATURE_TOLERANCE_SECONDS = 300;
 
 /** decisions.md §5: the processor event types the service acts on, and the status each moves to. */
-export const STATUS_OF_EVENT_TYPE: Readonly<Record<string, EventStatus>> = Object.freeze({
+const STATUS_OF_EVENT_TYPE: Readonly<Record<string, EventStatus>> = Object.freeze({
   'payment_intent.succeeded': 'succeeded',
   'payment_intent.payment_failed': 'failed',
   'payment_intent.canceled': 'abandoned',

@@ -25,7 +25,7 @@ export const keysFromEnvironment =
     keys;
 
 /** How long a read of the secret is used: the longest a warm container answers with old (or no) keys. */
-export const PROCESSOR_KEYS_MAX_AGE_SECONDS = 5 * 60;
+const PROCESSOR_KEYS_MAX_AGE_SECONDS = 5 * 60;
 
 /** Reads the secret at most once per {@link PROCESSOR_KEYS_MAX_AGE_SECONDS}; a failed read is not cached. */
 export function keysFromSecretsManager(client: SecretsManagerClient, secretArn: string): LoadProcessorKeys {

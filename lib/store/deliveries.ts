@@ -33,12 +33,15 @@ export const toDelivery = (item: Record<string, unknown>): WebhookDelivery => ({
   updatedAt: item.updatedAt as string,
 });
 
+const outboxAfter = (deliveryId: string, epochMs: number) =>
+  keys.outboxIndex(deliveryId, new Date(epochMs + OUTBOX_GRACE_MS).toISOString());
+
 /** A new delivery's item: listed under its partner, and in the outbox until it is finished. */
 export const deliveryItem = (delivery: WebhookDelivery) => ({
   ...keys.webhookDelivery(delivery.id),
   ...keys.webhookDeliveryIndex(delivery.partnerId, delivery.id, delivery.createdAt),
   ...(delivery.status === 'pending'
-    ? keys.outboxIndex(delivery.id, new Date(Date.parse(delivery.createdAt) + OUTBOX_GRACE_MS).toISOString())
+    ? outboxAfter(delivery.id, Date.parse(delivery.createdAt))
     : {}),
   entity: 'webhookDelivery',
   ...delivery,
@@ -84,8 +87,6 @@ export function listDeliveries(
 
 const pendingCondition = '#status = :pending AND attempts = :attempts';
 const leaseFree = '(attribute_not_exists(leaseUntil) OR leaseUntil <= :now)';
-const outboxAfter = (deliveryId: string, epochMs: number) =>
-  keys.outboxIndex(deliveryId, new Date(epochMs + OUTBOX_GRACE_MS).toISOString());
 
 /**
  * Claims attempt `attempts + 1` of a pending delivery: one conditional update that holds only if no attempt

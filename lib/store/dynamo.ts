@@ -2,7 +2,12 @@
  * The DynamoDB clients of this process, created once. Locally they point at DynamoDB Local with fixed
  * credentials (so the SDK never probes for real ones); in AWS they use the function's role.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBClient,
+  ProvisionedThroughputExceededException,
+  RequestLimitExceeded,
+  ThrottlingException,
+} from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 
@@ -29,3 +34,16 @@ export const documentClient = DynamoDBDocumentClient.from(dynamoClient, {
 });
 
 export const tableName = config.TABLE_NAME;
+
+/** Network failures reaching a dependency (the table, KMS, the queue): the connection or the answer never came. */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Whether an error is a dependency that is down or shedding load, which a retry a moment later may get past:
+ * the table throttling (by its SDK exception classes), or a connection refused, reset or timed out.
+ */
+export function isDependencyUnavailable(error: unknown): boolean {
+  if (error instanceof ProvisionedThroughputExceededException || error instanceof RequestLimitExceeded || error instanceof ThrottlingException) return true;
+  const code = error instanceof Error ? (error as NodeJS.ErrnoException).code : undefined;
+  return code !== undefined && UNREACHABLE_CODES.has(code);
+}

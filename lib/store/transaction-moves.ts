@@ -24,7 +24,7 @@ import { keys } from './keys';
  * How long a processed event id is remembered: longer than the processor retries an event (Stripe: up to 3
  * days in live mode) and than anyone would resend one by hand from its dashboard (Stripe keeps events 30 days).
  */
-export const PROCESSED_EVENT_TTL_SECONDS = 30 * 24 * 60 * 60;
+const PROCESSED_EVENT_TTL_SECONDS = 30 * 24 * 60 * 60;
 
 /** DynamoDB's limit on the items of one TransactWriteItems. */
 const MAX_TRANSACT_ITEMS = 100;

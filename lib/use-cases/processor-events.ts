@@ -8,7 +8,7 @@ import { errors } from '../domain/errors';
 import { computeFees, feeSettingsOf } from '../domain/fees';
 import { newId } from '../domain/ids';
 import { canMove, settlementEffectOf, type FeeBreakdown, type Transaction, type TransactionStatus } from '../domain/transaction';
-import { deliveriesFor, partnerEventBody, partnerEventFor, type EventStatus } from '../domain/webhooks';
+import { deliveriesFor, partnerEventBody, partnerEventFor, type EventStatus, type WebhookEndpoint } from '../domain/webhooks';
 import { countMetric, logger } from '../observability';
 import { type EventMoney, PAYMENT_INTENT_ID, type Processor } from '../processor/port';
 import type * as payees from '../store/payees';
@@ -77,6 +77,10 @@ export async function handleProcessorEvent(
   if (event.status === null) return unchanged(transaction);
   const to = event.status;
 
+  // What a move needs besides the transaction, read once (in parallel): a lost race is about the transaction alone.
+  const [fees, endpoints] = canMove(transaction.status, to)
+    ? await Promise.all([to === 'succeeded' ? feesOf(deps, transaction) : null, deps.webhookEndpoints.listWebhookEndpoints(transaction.partnerId)])
+    : [null, []];
   for (let attempt = 1; ; attempt++) {
     if (!canMove(transaction.status, to)) {
       // A duplicate or late event (decisions.md §5: nothing changes). A refund or dispute of a payment still
@@ -89,7 +93,7 @@ export async function handleProcessorEvent(
     }
     // After a lost race a concurrent write may still hold the item (TransactionConflict): let it finish first.
     if (attempt > 1) await sleep(Math.random() * 10 * 2 ** attempt);
-    const outcome = await applyMove(deps, { id: event.id, type: event.type }, transaction, to);
+    const outcome = await applyMove(deps, { id: event.id, type: event.type }, transaction, to, { fees, endpoints });
     if (outcome === 'applied') {
       countMetric('TransactionsMoved');
       logger.info('Transaction moved by processor event', { event_type: event.type, from: transaction.status, to });
@@ -130,12 +134,12 @@ async function applyMove(
   event: { id: string; type: string },
   transaction: Transaction,
   to: EventStatus,
+  read: { fees: FeeBreakdown | null; endpoints: readonly WebhookEndpoint[] },
 ): Promise<moves.MoveOutcome> {
   const now = new Date().toISOString();
-  const fees = to === 'succeeded' ? await feesOf(deps, transaction) : null;
+  const { fees, endpoints } = read;
   const partnerEventId = newId.partnerEvent();
   const partnerEvent = partnerEventFor(to);
-  const endpoints = await deps.webhookEndpoints.listWebhookEndpoints(transaction.partnerId);
   const deliveries = deliveriesFor(
     endpoints,
     { eventId: partnerEventId, event: partnerEvent, transaction, payload: partnerEventBody(transaction, partnerEvent, to), now },

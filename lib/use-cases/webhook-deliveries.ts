@@ -16,7 +16,7 @@ import type { Page } from '../store/paging';
 import * as partners from '../store/partners';
 import type * as endpoints from '../store/webhook-endpoints';
 import type { WebhookSender } from '../webhooks/http-sender';
-import type { DeliveryQueue } from '../webhooks/queue';
+import { type DeliveryQueue, MAX_DELAY_SECONDS } from '../webhooks/queue';
 import { webhookHeaders } from '../webhooks/signing';
 
 /**
@@ -24,13 +24,11 @@ import { webhookHeaders } from '../webhooks/signing';
  * than an attempt can take (the 10 s request timeout and two DynamoDB writes), and than the consumer's
  * function timeout, so a lease only runs out under a consumer that has stopped.
  */
-export const ATTEMPT_LEASE_MS = 60_000;
+const ATTEMPT_LEASE_MS = 60_000;
 
 /** A message may arrive this much before its attempt is due (a queue's delay and our clock differ a little). */
-export const DUE_TOLERANCE_MS = 500;
+const DUE_TOLERANCE_MS = 500;
 
-/** The longest delay a queue message can carry (SQS `DelaySeconds`); a longer backoff is left to the outbox relay. */
-export const MAX_QUEUE_DELAY_SECONDS = 900;
 
 /** The adapters of the consumer, wired in `lib/adapters.ts`; tests build variants (fake queue, short timeout, clock). */
 export interface WebhookDeliveryDeps {
@@ -152,7 +150,8 @@ export async function deliverWebhook(deps: WebhookDeliveryDeps, deliveryId: stri
   const recorded = await deps.deliveries.recordAttempt(claimedDelivery, { status: 'pending', httpStatus, error, nextAttemptAt }, audit, { now });
   if (!recorded) return { outcome: 'superseded' };
   // Sent only after the outcome is recorded, so the message can never arrive before its attempt is claimable.
-  const enqueued = delaySeconds <= MAX_QUEUE_DELAY_SECONDS;
+  // A backoff longer than a queue message can be delayed is left to the outbox relay's sweep.
+  const enqueued = delaySeconds <= MAX_DELAY_SECONDS;
   if (enqueued) await deps.queue.send({ deliveryId: delivery.id }, delaySeconds);
   return { outcome: 'retry-scheduled', attempt, httpStatus, delaySeconds, enqueued };
 }
@@ -192,6 +191,7 @@ export async function resendDelivery(deliveryId: string): Promise<WebhookDeliver
     attempts: 0,
     lastHttpStatus: null,
     lastError: null,
+    nextAttemptAt: undefined, // the original's backoff is not the resend's: it is due at once
     createdAt: now,
     updatedAt: now,
   };

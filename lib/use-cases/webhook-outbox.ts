@@ -33,7 +33,7 @@ export interface OutboxDeps {
 export const SWEEP_LEASE_MS = 5 * 60_000;
 
 /** Entries one sweep relays at most (the rest, oldest first, wait for the next sweep). */
-export const SWEEP_MAX_ENTRIES = 1_000;
+const SWEEP_MAX_ENTRIES = 1_000;
 
 /** Whether a stream image is a delivery just created and not yet attempted: what the relay enqueues. */
 export function isNewPendingDelivery(image: Record<string, unknown> | undefined): image is { id: string } {

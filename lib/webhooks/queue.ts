@@ -3,11 +3,14 @@
  * locally the runtime's queue with SQS's semantics (decisions.md §1). A message names a delivery only: the
  * delivery's state lives in the table, so a duplicate or late message changes nothing.
  */
+/** SQS's longest message delay, in seconds: the queue's range is 0 to this. */
+export const MAX_DELAY_SECONDS = 900;
+
 export interface DeliveryMessage {
   deliveryId: string;
 }
 
 export interface DeliveryQueue {
-  /** Enqueues `message`, visible to the consumer after `delaySeconds` (0-900, SQS's range). */
+  /** Enqueues `message`, visible to the consumer after `delaySeconds` (0 to {@link MAX_DELAY_SECONDS}, SQS's range). */
   send(message: DeliveryMessage, delaySeconds: number): Promise<void>;
 }

@@ -12,6 +12,7 @@
  * attempt's own, so a receiver's replay window (Standard Webhooks: 5 minutes) holds for retries too.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { signBody } from '../auth/credentials';
 
 const SECRET_PREFIX = 'whsec_';
 const SECRET_BYTES = 32;
@@ -25,8 +26,11 @@ function standardKey(secret: string): Buffer {
   return Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
 }
 
-/** `X-Svc-Signature`: lowercase hex HMAC-SHA256 of the exact body, keyed by the whole secret string. */
-export const svcSignature = (secret: string, body: string) => createHmac('sha256', secret).update(body, 'utf8').digest('hex');
+/**
+ * `X-Svc-Signature`: lowercase hex HMAC-SHA256 of the exact body, keyed by the whole secret string: the same
+ * scheme partners sign their requests with (`x-svc-hmac`), so one function makes both.
+ */
+export const svcSignature = signBody;
 
 /** `webhook-signature`: `v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>` keyed by the decoded secret. */
 export const standardSignature = (secret: string, eventId: string, timestamp: number, body: string) =>

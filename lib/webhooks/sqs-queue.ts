@@ -5,10 +5,7 @@
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config, ConfigError } from '../config';
-import type { DeliveryMessage, DeliveryQueue } from './queue';
-
-/** SQS's range for a message's `DelaySeconds`. */
-export const MAX_DELAY_SECONDS = 900;
+import { type DeliveryMessage, type DeliveryQueue, MAX_DELAY_SECONDS } from './queue';
 
 /**
  * The client of this process. Locally its endpoint is the queue URL's origin, with fixed credentials (so the

@@ -394,6 +394,23 @@ describe('messages that cannot be processed', () => {
 });
 
 describe('resend', () => {
+  it('sends a resend of a delivery still waiting out its backoff at once, not after the backoff of the original', async () => {
+    // Arrange: a delivery whose first attempt failed; its retry is due in about 5 minutes
+    const original = await newDelivery();
+    receiver.answer({ status: 500 });
+    const { consume } = consumer({ retryBaseMs: 300_000 });
+    await consume(message(original.id));
+
+    // Act
+    receiver.answer({ status: 200 });
+    const resent = await api.admin('POST', `/admin/webhook-deliveries/${original.id}/resend`);
+    await consume(message(resent.body.id));
+
+    // Assert
+    expect(await storedItem(resent.body.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(requestsFor(original.eventId)).toHaveLength(2);
+  });
+
   it('makes a new pending delivery of the same event (same event id, same body) that is then delivered', async () => {
     // Arrange: a delivery that failed three times
     const original = await newDelivery();

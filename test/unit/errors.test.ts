@@ -1,3 +1,4 @@
+import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from '@jest/globals';
 import { errors, ServiceError } from '../../lib/domain/errors';
 import { errorResult } from '../../lib/http/response';
@@ -94,7 +95,7 @@ describe('domain errors', () => {
 
   it('answers a dependency that is down or shedding load with 503 SERVICE_UNAVAILABLE and Retry-After, never its detail', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED' });
-    const throttled = Object.assign(new Error('Rate of requests exceeds the allowed throughput'), { name: 'ProvisionedThroughputExceededException' });
+    const throttled = new ProvisionedThroughputExceededException({ message: 'Rate of requests exceeds the allowed throughput', $metadata: {} });
 
     for (const error of [refused, throttled]) {
       expect(errorResult(error)).toEqual({
