@@ -28,6 +28,8 @@ export interface RouteAccess {
   processorKeys?: boolean;
   /** Pages a list: reads the key that seals its cursors (Secrets Manager in AWS). */
   cursorKey?: boolean;
+  /** Calls the payout rails: reads their credentials (Secrets Manager in AWS). */
+  railKeys?: boolean;
 }
 
 export interface RouteDefinition {
@@ -106,6 +108,13 @@ const declaredRoutes: readonly RouteDefinition[] = [
   { name: 'admin-webhook-deliveries-list', method: 'GET', path: `${API_PREFIX}/admin/partners/{partner_id}/webhook-deliveries`, access: list },
   { name: 'admin-webhook-deliveries-resend', method: 'POST', path: `${API_PREFIX}/admin/webhook-deliveries/{id}/resend`, access: readWrite },
   { name: 'admin-audit-events-list', method: 'GET', path: `${API_PREFIX}/admin/audit-events`, access: list },
+
+  // Settlement (interface-spec.md; decisions.md §7): API key only. A run queries the settlement index and writes
+  // each batch with its flips in one transaction; a pay also calls the rails. Neither scans or deletes.
+  { name: 'settlements-run', method: 'POST', path: `${API_PREFIX}/settlements/run`, access: { table: 'items' } },
+  { name: 'settlements-list', method: 'GET', path: `${API_PREFIX}/settlements`, access: list },
+  { name: 'settlements-pay', method: 'POST', path: `${API_PREFIX}/settlements/pay`, access: { table: 'items', railKeys: true } },
+  { name: 'settlements-report', method: 'GET', path: `${API_PREFIX}/settlements/{id}/report.csv`, access: read },
 
   { name: 'branding-packet', method: 'GET', path: `${API_PREFIX}/branding/packet`, access: { table: 'read', processorKeys: true } },
   { name: 'branding-packet', method: 'OPTIONS', path: `${API_PREFIX}/branding/packet`, access: { table: 'read', processorKeys: true } },

@@ -11,11 +11,15 @@ import { SECRET_PURPOSE, secretBox } from './secrets';
 import * as deliveries from './store/deliveries';
 import { tableCheck } from './store/health';
 import * as outbox from './store/outbox';
+import * as partners from './store/partners';
 import * as payees from './store/payees';
+import * as settlements from './store/settlements';
 import * as moves from './store/transaction-moves';
 import * as transactions from './store/transactions';
 import * as webhookEndpoints from './store/webhook-endpoints';
+import { rails } from './payouts';
 import type { ProcessorEventDeps } from './use-cases/processor-events';
+import type { SettlementDeps } from './use-cases/settlements';
 import type { TransactionDeps } from './use-cases/transactions';
 import type { WebhookDeliveryDeps } from './use-cases/webhook-deliveries';
 import type { WebhookEndpointDeps } from './use-cases/webhook-endpoints';
@@ -33,6 +37,15 @@ export const processorEventDeps: ProcessorEventDeps = {
   webhookEndpoints,
   moves,
   processorFeePercent: config.PROCESSOR_FEE_PERCENT,
+};
+
+/** Settlement: the settlement store, the payout rails (HTTP; locally the sandbox rails), the cutoff of decisions.md §1. */
+export const settlementDeps: SettlementDeps = {
+  settlements,
+  partners,
+  rails,
+  cutoff: config.SETTLEMENT_CUTOFF,
+  now: () => new Date(),
 };
 
 /** The partner webhook delivery queue: SQS in AWS, the local runtime's queue (through its SQS front) locally. */

@@ -28,6 +28,9 @@ const optionalSecret = z
   .optional()
   .transform((value) => (value === undefined || value.trim() === '' ? undefined : value));
 
+/** A base URL the service calls with a bearer key: http(s) only (in AWS https only, checked in {@link loadConfig}). */
+const httpBase = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });
+
 const percent = z.coerce.number({ error: 'expected a number' }).min(0, 'expected 0-100').max(100, 'expected 0-100');
 
 const schema = z.object({
@@ -59,6 +62,16 @@ const schema = z.object({
   PROCESSOR_SECRET_ARN: z.string().min(1).optional(),
   /** AWS: the Secrets Manager secret that seals paging cursors (list functions only); locally a key file. */
   CURSOR_SECRET_ARN: z.string().min(1).optional(),
+  /**
+   * The payout rails (docs/rails.md). Unset in AWS until configured: only the pay function calls them, so a
+   * missing one answers that rail's payouts failed ("rail A is not configured") instead of failing every cold start.
+   */
+  RAIL_A_API_BASE: httpBase.optional(),
+  RAIL_B_API_BASE: httpBase.optional(),
+  RAIL_A_API_KEY: optionalSecret,
+  RAIL_B_API_KEY: optionalSecret,
+  /** AWS: the Secrets Manager secret holding the rail keys (replaces RAIL_A_API_KEY and RAIL_B_API_KEY). */
+  RAILS_SECRET_ARN: z.string().min(1).optional(),
   PROCESSOR_FEE_PERCENT: percent,
   WEBHOOK_RETRY_BASE_MS: z.coerce.number({ error: 'expected milliseconds' }).int('expected whole milliseconds').min(1).max(3_600_000),
   /** The partner webhook delivery queue (SQS); locally the runtime's queue front. Only the relay, sweep and consumer send. */
@@ -94,6 +107,7 @@ function localDefaults(env: Env): Env {
   const dynamoPort = env.DYNAMODB_LOCAL_PORT ?? sharedDefaults.DYNAMODB_LOCAL_PORT;
   const processorPort = env.PROCESSOR_SANDBOX_PORT ?? sharedDefaults.PROCESSOR_SANDBOX_PORT;
   const queuePort = env.WEBHOOK_QUEUE_PORT ?? sharedDefaults.WEBHOOK_QUEUE_PORT;
+  const railsPort = env.RAILS_SANDBOX_PORT ?? sharedDefaults.RAILS_SANDBOX_PORT;
   return {
     AWS_REGION: 'local',
     TABLE_NAME: 'partner-payments',
@@ -106,6 +120,11 @@ function localDefaults(env: Env): Env {
     PROCESSOR_PUBLISHABLE_KEY: 'pk_test_sandbox_local',
     PROCESSOR_WEBHOOK_SECRET: 'whsec_sandbox_local',
     PROCESSOR_API_BASE: `http://127.0.0.1:${processorPort}`,
+    // The sandbox rails (infra/local/rails-sandbox.ts), one path per rail, each with its own key.
+    RAIL_A_API_BASE: `http://127.0.0.1:${railsPort}/rail-a`,
+    RAIL_B_API_BASE: `http://127.0.0.1:${railsPort}/rail-b`,
+    RAIL_A_API_KEY: 'rail_a_sandbox_local',
+    RAIL_B_API_KEY: 'rail_b_sandbox_local',
     WEBHOOK_RETRY_BASE_MS: '1000',
     // The local queue's SQS front, in SQS's URL shape (account/queue name), so the real SQS client sends to it.
     WEBHOOK_QUEUE_URL: `http://127.0.0.1:${queuePort}/000000000000/partner-webhooks`,
@@ -136,6 +155,9 @@ export function loadConfig(env: Env = process.env): Config {
     const problems = [
       result.data.DYNAMODB_ENDPOINT !== undefined && '  DYNAMODB_ENDPOINT: must not be set when SVC_RUNTIME=aws',
       result.data.KMS_KEY_ID === undefined && '  KMS_KEY_ID: required when SVC_RUNTIME=aws (secrets are encrypted with KMS)',
+      ...(['RAIL_A_API_BASE', 'RAIL_B_API_BASE'] as const).map(
+        (name) => result.data[name]?.startsWith('https:') === false && `  ${name}: must be https when SVC_RUNTIME=aws (requests carry the rail's API key)`,
+      ),
     ].filter((problem): problem is string => problem !== false);
     if (problems.length > 0) throw new ConfigError(`Invalid configuration (environment variables):\n${problems.join('\n')}`);
   }

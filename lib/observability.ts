@@ -17,9 +17,9 @@ export const metrics = new Metrics({ serviceName: config.SERVICE_NAME, namespace
 
 const metricsEnabled = config.SVC_RUNTIME === 'aws';
 
-/** Counts one occurrence of a business or error event (no-op locally). */
-export function countMetric(name: string): void {
-  if (metricsEnabled) metrics.addMetric(name, MetricUnit.Count, 1);
+/** Counts occurrences of a business or error event (no-op locally). */
+export function countMetric(name: string, count = 1): void {
+  if (metricsEnabled) metrics.addMetric(name, MetricUnit.Count, count);
 }
 
 /** The chain's metrics step: flush per invocation, cold starts counted (AWS only). */

@@ -18,6 +18,8 @@ export interface ServiceFunctionProps {
   environment: Record<string, string>;
   timeoutSeconds: number;
   memorySize?: number;
+  /** Reserved (and so also the most) concurrent executions; unset, the account's unreserved pool. */
+  reservedConcurrentExecutions?: number;
 }
 
 /** `functions/<name>.ts` as the construct `Fn-<name>` (its log group `Logs-<name>`). */
@@ -30,6 +32,7 @@ export function serviceFunction(scope: Construct, name: string, props: ServiceFu
     runtime: Runtime.NODEJS_22_X,
     architecture: Architecture.ARM_64,
     memorySize: props.memorySize ?? 512,
+    reservedConcurrentExecutions: props.reservedConcurrentExecutions,
     timeout: Duration.seconds(props.timeoutSeconds),
     tracing: Tracing.ACTIVE,
     logGroup: new LogGroup(scope, `Logs-${name}`, { retention: RetentionDays.ONE_MONTH }),

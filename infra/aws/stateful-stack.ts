@@ -2,7 +2,7 @@
  * Everything that holds data and must outlive a redeploy: the single table (with every GSI of
  * `lib/store/table.ts`, TTL, point-in-time recovery, deletion protection, and its stream of new images, which
  * the outbox relay reads) and the KMS key that envelope-encrypts the secrets stored in it; the Secrets Manager
- * secrets holding the processor keys and the key that seals paging cursors; the partner webhook delivery
+ * secrets holding the processor keys, the payout rails' keys and the key that seals paging cursors; the partner webhook delivery
  * queue and its dead-letter queue (settings in `infra/webhook-delivery.ts`).
  */
 import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
@@ -19,6 +19,7 @@ export class StatefulStack extends Stack {
   readonly secretsKey: IKey;
   readonly processorSecret: ISecret;
   readonly cursorSecret: ISecret;
+  readonly railsSecret: ISecret;
   readonly deliveryQueue: IQueue;
   readonly deliveryDeadLetters: IQueue;
 
@@ -50,6 +51,16 @@ export class StatefulStack extends Stack {
       description: 'Card processor keys: {"secret_key","publishable_key","webhook_secret"} (partner payments service)',
       generateSecretString: {
         secretStringTemplate: JSON.stringify({ secret_key: '', publishable_key: '', webhook_secret: '' }),
+        generateStringKey: 'unused',
+      },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    // The same: a placeholder the operator fills in after the first deploy, read by lib/payouts/rail-keys.ts; until
+    // then (or with an empty key) that rail's payouts answer failed ("rail A is not configured").
+    this.railsSecret = new Secret(this, 'RailKeys', {
+      description: 'Payout rail API keys: {"rail_a_api_key","rail_b_api_key"} (partner payments service)',
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({ rail_a_api_key: '', rail_b_api_key: '' }),
         generateStringKey: 'unused',
       },
       removalPolicy: RemovalPolicy.RETAIN,

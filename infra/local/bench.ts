@@ -11,6 +11,8 @@
  *      moment the sandbox starts posting its signed `payment_intent.succeeded` (its own record, GET
  *      /sandbox/events) to the moment a partner endpoint on 127.0.0.1 has the webhook, through the processor
  *      webhook, the table's stream, the local queue and the consumer of `npm start`.
+ *   5. settlement run (issue 9): 10,000 eligible transactions, then the same with 100,000 settled ones in the
+ *      table, each in a fresh service (`bench-settlement.ts`). `npm run bench -- settlement` runs this section alone.
  *
  * Local only (loopback), bounded in count and time; it starts and stops its own service.
  */
@@ -24,11 +26,15 @@ import { join } from 'node:path';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import Stripe from 'stripe';
 import { loadConfig } from '../../lib/config';
+import { benchSettlement } from './bench-settlement';
 
 const STARTUP_RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 3);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
 /** Payments timed from processor event to partner webhook (at least 50, so p95 is not the maximum of a handful). */
 const WEBHOOK_PAYMENTS = Math.max(50, Number(process.env.BENCH_WEBHOOK_PAYMENTS ?? 50));
+/** `npm run bench -- settlement`: section 5 only; no argument: every section. */
+const ONLY = process.argv[2];
+if (ONLY !== undefined && ONLY !== 'settlement') throw new Error(`usage: npm run bench [-- settlement], not ${ONLY}`);
 
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -55,6 +61,7 @@ async function startService(dataDir: string): Promise<Service> {
     DYNAMODB_LOCAL_PORT: String(await freePort()),
     PROCESSOR_SANDBOX_PORT: String(await freePort()),
     WEBHOOK_QUEUE_PORT: String(await freePort()),
+    RAILS_SANDBOX_PORT: String(await freePort()),
     LOCAL_DATA_DIR: dataDir,
     LOG_LEVEL: 'WARN',
   };
@@ -164,7 +171,13 @@ async function timed<T>(samples: number[], action: () => Promise<T>): Promise<T>
 async function main() {
   const dataDir = mkdtempSync(join(tmpdir(), 'partner-payments-bench-'));
   const config = loadConfig({ LOCAL_DATA_DIR: dataDir });
+  // 5. settlement run, each scenario in its own fresh service
+  const settlement = () => benchSettlement({ startService: () => startService(dataDir), stopService, adminToken: () => issueLocalAdminToken(config) });
   try {
+    if (ONLY === 'settlement') {
+      await settlement();
+      return;
+    }
     // 1. start-up and shutdown
     const startups: number[] = [];
     const shutdowns: number[] = [];
@@ -297,6 +310,7 @@ async function main() {
     } finally {
       shutdowns.push(await stopService(service));
     }
+    await settlement();
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

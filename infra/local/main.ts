@@ -1,18 +1,19 @@
 /**
  * `npm start`: the whole service on this machine (decisions.md §1). Starts DynamoDB Local (data in
  * `.data/dynamodb`, or `--in-memory`), creates the table, serves the HTTP API on PORT and runs the sandbox
- * processor on PROCESSOR_SANDBOX_PORT, and delivers partner webhooks (the local queue's SQS front on
- * WEBHOOK_QUEUE_PORT, fed from the table's stream and the outbox sweep). Ctrl-C (SIGINT) or SIGTERM stops
+ * processor on PROCESSOR_SANDBOX_PORT and the sandbox payout rails on RAILS_SANDBOX_PORT (state in
+ * `.data/processor-sandbox` and `.data/rails-sandbox`), delivers partner webhooks (the local queue's SQS front on
+ * WEBHOOK_QUEUE_PORT, fed from the table's stream and the outbox sweep), and, when SETTLEMENT_SCHEDULE is set,
+ * runs the scheduled settlement on a timer. Ctrl-C (SIGINT) or SIGTERM stops
  * accepting requests, answers the ones already running (up to 10 s), lets a running webhook batch finish, then
  * stops everything, DynamoDB Local's Java process included.
  * If DynamoDB Local dies meanwhile it is restarted; if it cannot be, the service stops (exit code 1) rather
  * than answer 500 to every request.
- *
- * Components still to come (sandbox rails, settlement timer) start in `startLocalRuntime` too.
  */
 import { join } from 'node:path';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { config } from '../../lib/config';
+import { SANDBOX_RAIL_KEYS } from './rails-sandbox';
 import { startLocalRuntime } from './runtime';
 
 const SANDBOX_SECRET_KEY = 'sk_test_sandbox_local';
@@ -34,6 +35,14 @@ async function main(): Promise<void> {
       // Beside DynamoDB's data, so a restart finds the intents the transactions there point to.
       stateDir: inMemory ? undefined : join(config.LOCAL_DATA_DIR, 'processor-sandbox'),
     },
+    rails: {
+      port: config.RAILS_SANDBOX_PORT,
+      // As for the processor: the sandbox needs keys even when the service runs without them ("not configured").
+      keys: { railA: config.RAIL_A_API_KEY ?? SANDBOX_RAIL_KEYS.railA, railB: config.RAIL_B_API_KEY ?? SANDBOX_RAIL_KEYS.railB },
+      // Never forget a paid idempotency key across restarts: that would pay a retried batch twice.
+      stateDir: inMemory ? undefined : join(config.LOCAL_DATA_DIR, 'rails-sandbox'),
+    },
+    settlementSchedule: config.SETTLEMENT_SCHEDULE,
     webhookQueue: { port: config.WEBHOOK_QUEUE_PORT },
   });
   let stopping = false;
@@ -63,6 +72,8 @@ async function main(): Promise<void> {
       'Partner payments service is running locally.',
       `  HTTP API           ${runtime.apiUrl}/api/v1   (health: ${runtime.apiUrl}/api/v1/health)`,
       `  Sandbox processor  ${runtime.processorUrl}   (Stripe API subset; test cards pm_card_visa, pm_card_chargeDeclined)`,
+      `  Sandbox rails      ${runtime.railsUrl}   (rail-a, rail-b; POST /rail-a/fail-next, GET /rail-a/transfers)`,
+      `  Settlement timer   ${runtime.settlementIntervalMs === undefined ? 'off (set SETTLEMENT_SCHEDULE, e.g. rate(5 minutes))' : `${config.SETTLEMENT_SCHEDULE}`}`,
       `  Webhook queue      ${runtime.webhookQueueUrl}   (SQS SendMessage; dead letters: GET ${new URL(runtime.webhookQueueUrl).origin}/dead-letters)`,
       `  DynamoDB Local     ${runtime.dynamoEndpoint}   table "${config.TABLE_NAME}", ${inMemory ? 'in memory' : `data in ${join(config.LOCAL_DATA_DIR, 'dynamodb')}`}`,
       '',

@@ -1,8 +1,12 @@
 /**
  * Composes the local runtime from its parts so that `npm start` and the integration tests start the same
  * thing. Each part is stopped in reverse order of starting, so the HTTP API, started last, stops first: it
- * answers the requests already running (which may still call the processor and write the table) before the
- * webhook delivery pipeline (its running consumer batch finishes), the sandbox processor and DynamoDB Local go.
+ * answers the requests already running (which may still call the processor or the rails and write the table)
+ * before the settlement timer (its running settlement finishes), the webhook delivery pipeline (its running
+ * consumer batch finishes), the sandbox rails, the sandbox processor and DynamoDB Local go.
+ *
+ * `settlementSchedule` (`SETTLEMENT_SCHEDULE`) is checked before anything starts: a schedule the local timer
+ * cannot run stops the start with a message, rather than a service that silently never settles.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ensureTable } from '../../lib/store/table';
@@ -12,7 +16,13 @@ import { startSupervisedDynamoDbLocal } from './dynamodb-local';
 import { startHttpApi } from './http-api';
 import { loadFunction } from './load-function';
 import { startProcessorSandbox } from './processor-sandbox';
+import { startRailsSandbox } from './rails-sandbox';
+import { parseRate } from './schedule';
+import { invokeAsScheduled, type ScheduledHandler, startRateTimer } from './settlement-timer';
 import { stopsInReverse } from './stops';
+
+/** The settlement function's timeout in AWS (`RUN_TIMEOUT_SECONDS` of infra/aws/settlement-stack.ts), as its context reports it. */
+const SETTLEMENT_TIMEOUT_MS = 15 * 60_000;
 
 export interface LocalRuntimeOptions {
   httpPort: number;
@@ -22,6 +32,10 @@ export interface LocalRuntimeOptions {
   tableName: string;
   /** `stateDir`: where the sandbox processor keeps its state; `undefined` keeps it in memory. */
   processor: { port: number; secretKey: string; webhookSecret: string; stateDir?: string | undefined };
+  /** The sandbox payout rails; `stateDir`: where they keep their transfers and paid keys (`undefined`: in memory). */
+  rails: { port: number; keys: { railA: string; railB: string }; stateDir?: string | undefined };
+  /** `SETTLEMENT_SCHEDULE`: a rate expression (`rate(5 minutes)`; seconds allowed locally); unset: no timer. */
+  settlementSchedule?: string | undefined;
   /** The partner webhook delivery queue's SQS front (`WEBHOOK_QUEUE_URL` must point at it). */
   webhookQueue: { port: number };
 }
@@ -29,6 +43,10 @@ export interface LocalRuntimeOptions {
 export interface LocalRuntime {
   apiUrl: string;
   processorUrl: string;
+  /** The sandbox rails' base URL (rail A at `${railsUrl}/rail-a`). */
+  railsUrl: string;
+  /** The settlement timer's interval in milliseconds; `undefined`: no timer (SETTLEMENT_SCHEDULE unset). */
+  settlementIntervalMs: number | undefined;
   dynamoEndpoint: string;
   /** The partner webhook delivery queue's URL (its SQS front). */
   webhookQueueUrl: string;
@@ -42,6 +60,7 @@ export interface LocalRuntime {
 }
 
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
+  const settlementIntervalMs = options.settlementSchedule === undefined ? undefined : localInterval(options.settlementSchedule);
   const stops = stopsInReverse();
   const { stop } = stops;
   try {
@@ -60,6 +79,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       stateDir: options.processor.stateDir,
     });
     stops.push(processor.close);
+    const rails = await startRailsSandbox({ port: options.rails.port, keys: options.rails.keys, stateDir: options.rails.stateDir });
+    stops.push(rails.close);
     // Partner webhooks: outbox (the table's stream, and a sweep) → queue → consumer, the handlers of functions/.
     const delivery = await startDeliveryPipeline({
       dynamoEndpoint: dynamo.endpoint,
@@ -70,11 +91,23 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       sweep: await loadFunction<SweepHandler>('outbox-sweep'),
     });
     stops.push(delivery.stop);
+    if (settlementIntervalMs !== undefined) {
+      const settle = await loadFunction<ScheduledHandler>('settlement-scheduled');
+      const timer = startRateTimer({
+        intervalMs: settlementIntervalMs,
+        run: invokeAsScheduled(settle, { functionName: 'settlement-scheduled', timeoutMs: SETTLEMENT_TIMEOUT_MS }),
+        onError: (error) => console.error('[settlement-schedule] the settlement run failed; the next one tries again', error),
+        onSkip: () => console.warn('[settlement-schedule] the previous settlement run is still going: this one is skipped'),
+      });
+      stops.push(timer.stop);
+    }
     const api = await startHttpApi({ port: options.httpPort });
     stops.push(api.close);
     return {
       apiUrl: api.url,
       processorUrl: processor.url,
+      railsUrl: rails.url,
+      settlementIntervalMs,
       dynamoEndpoint: dynamo.endpoint,
       webhookQueueUrl: delivery.queueUrl,
       webhookQueue: delivery.queue,
@@ -87,6 +120,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/** The interval of a local `SETTLEMENT_SCHEDULE`, or an error that names the variable and says what to write. */
+function localInterval(schedule: string): number {
+  try {
+    return parseRate(schedule, { allowSeconds: true });
+  } catch (error) {
+    throw new Error(`SETTLEMENT_SCHEDULE "${schedule}": ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 

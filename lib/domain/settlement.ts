@@ -11,6 +11,7 @@
  *   negative); an adjustment that does not fit waits for a later batch, so nothing is ever dropped;
  * - totals are exact sums in minor units.
  */
+import type { RailName } from '../payouts/port';
 import type { CurrencyCode } from './money';
 
 /** One TransactWriteItems holds 100 items: the batch itself and one flip per item it takes. */
@@ -19,10 +20,14 @@ export const MAX_ITEMS_PER_BATCH = 99;
 /** Something waiting for settlement: a succeeded transaction, or a negative adjustment (all amounts ≤ 0). */
 export interface SettlementItem {
   kind: 'transaction' | 'adjustment';
+  /** An adjustment's cause; `null` on a transaction. */
+  reversal: 'refund' | 'chargeback' | null;
   svcTxId: string;
   partnerId: string;
   clientId: string;
+  partnerReference: string;
   currency: CurrencyCode;
+  /** The transaction's creation, or the adjustment's (when the refund or chargeback was applied). */
   createdAt: string;
   grossMinor: number;
   processorFeeMinor: number;
@@ -92,4 +97,35 @@ function planGroup(items: SettlementItem[]): PlannedBatch[] {
     batches.push({ partnerId: first.partnerId, clientId: first.clientId, currency: first.currency, items: taken, totals: totalsOf(taken) });
   }
   return batches;
+}
+
+/** The spec's batch statuses (interface-spec.md Settlement batch status). */
+export const BATCH_STATUSES = ['pending', 'sent', 'failed'] as const;
+export type BatchStatus = (typeof BATCH_STATUSES)[number];
+
+/**
+ * A settlement batch as stored: its lines (the transactions it pays, then the adjustments it deducts) are kept
+ * on the batch as they were when it was made, so its report never changes afterwards.
+ *
+ * A payout holds the batch with a claim (`payoutClaim`) while it runs: taken by a conditional update (status
+ * pending or failed, and no live claim), so two pays never reach the rail at once; it lapses at `expiresAt`,
+ * so a payout cut off by a crash does not hold the batch for ever.
+ */
+export interface SettlementBatch {
+  id: string;
+  partnerId: string;
+  clientId: string;
+  currency: CurrencyCode;
+  lines: SettlementItem[];
+  totals: SettlementTotals;
+  status: BatchStatus;
+  rail: RailName;
+  /** The rail's transfer, once paid. */
+  transferId: string | null;
+  payoutClaim: { id: string; expiresAt: string } | null;
+  payoutAttempts: number;
+  /** Why the last payout failed; `null` unless `failed`. */
+  failureReason: string | null;
+  createdAt: string;
+  updatedAt: string;
 }

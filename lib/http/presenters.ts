@@ -1,6 +1,7 @@
 /** Domain types -> the API's resource shapes (snake_case, as the spec and decisions.md show them). */
 import { type CurrencyCode, toMajorUnits } from '../domain/money';
 import { type Client, FLAT_FEE_CURRENCY, type Partner } from '../domain/partner';
+import type { SettlementBatch } from '../domain/settlement';
 import type { Transaction } from '../domain/transaction';
 import type { Page } from '../store/paging';
 import type { IssuedApiKey } from '../use-cases/partners';
@@ -88,3 +89,40 @@ export const presentCheckout = ({ transaction, intent, publishableKey }: Checkou
   client_secret: intent.clientSecret,
   processor_publishable_key: publishableKey,
 });
+
+/**
+ * The spec's Settlement batch: camelCase, money in major units, the rail transfer ids null until paid. Beyond
+ * the spec's fields: `adjustments` (the refunds and chargebacks deducted, decisions.md §5: "the batch lists
+ * it"), `failureReason` (why the last payout failed) and `updatedAt`.
+ */
+export const presentBatch = (batch: SettlementBatch) => {
+  const money = (minor: number) => toMajorUnits(minor, batch.currency);
+  return {
+    id: batch.id,
+    partnerId: batch.partnerId,
+    clientId: batch.clientId,
+    currency: batch.currency,
+    transactionIds: batch.lines.filter((line) => line.kind === 'transaction').map((line) => line.svcTxId),
+    adjustments: batch.lines
+      .filter((line) => line.kind === 'adjustment')
+      .map((line) => ({
+        svcTxId: line.svcTxId,
+        type: line.reversal,
+        gross: money(line.grossMinor),
+        processorFee: money(line.processorFeeMinor),
+        platformFee: money(line.platformFeeMinor),
+        net: money(line.netMinor),
+        createdAt: line.createdAt,
+      })),
+    totalGross: money(batch.totals.grossMinor),
+    totalProcessorFees: money(batch.totals.processorFeesMinor),
+    totalPlatformFees: money(batch.totals.platformFeesMinor),
+    totalNet: money(batch.totals.netMinor),
+    status: batch.status,
+    railATransferId: batch.rail === 'railA' ? batch.transferId : null,
+    railBTransferId: batch.rail === 'railB' ? batch.transferId : null,
+    failureReason: batch.failureReason,
+    createdAt: batch.createdAt,
+    updatedAt: batch.updatedAt,
+  };
+};

@@ -1,15 +1,21 @@
 /**
- * The one place responses are shaped: JSON bodies, the request id header, and the mapping from errors to the
- * spec's error body `{ error, code }` (+ `details` for VALIDATION_ERROR, decisions.md §3).
+ * The one place responses are shaped: JSON bodies, text bodies (a CSV report) passed through as they are, the
+ * request id header, and the mapping from errors to the spec's error body `{ error, code }` (+ `details` for
+ * VALIDATION_ERROR, decisions.md §3).
  */
 import { ServiceError } from '../domain/errors';
 import { isDependencyUnavailable } from '../store/dynamo';
-import type { HttpResponse, HttpResult } from './types';
+import type { HttpResponse, HttpResult, JsonResult } from './types';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
 export function toHttpResponse(result: HttpResult, requestId: string): HttpResponse {
   const headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId, ...result.headers };
+  if (result.text !== undefined) {
+    // Sent as a string with isBase64Encoded unset: API Gateway (and the local adapter) write it as UTF-8 bytes.
+    const rest = Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'content-type'));
+    return { statusCode: result.status, headers: { 'content-type': result.contentType, ...rest }, body: result.text };
+  }
   if (result.body === undefined) return { statusCode: result.status, headers, body: '' };
   return {
     statusCode: result.status,
@@ -24,7 +30,7 @@ export function toHttpResponse(result: HttpResult, requestId: string): HttpRespo
  * SERVICE_UNAVAILABLE with `Retry-After` (retry, with the same idempotency key); any other unexpected error a
  * generic 500. Never the error's own message.
  */
-export function errorResult(error: unknown): HttpResult {
+export function errorResult(error: unknown): JsonResult {
   if (error instanceof ServiceError) {
     const body: Record<string, unknown> = {
       error: error.expose ? error.message : 'The service could not complete the request',

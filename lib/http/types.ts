@@ -5,11 +5,33 @@ import type { StoredApiKey } from '../store/api-keys';
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResponse = APIGatewayProxyStructuredResultV2;
 
-/** What a handler returns: the chain serialises it (JSON body, content type, request id header). */
-export interface HttpResult {
+/**
+ * What a handler returns: the chain serialises it (body, content type, request id header). Either JSON (`body`,
+ * the usual case) or text sent exactly as given (`text` with its `contentType`, e.g. a CSV report); which one is
+ * told by `text` being present. Errors are always JSON, whatever the route returns.
+ */
+export type HttpResult = JsonResult | TextResult;
+
+/** A JSON answer: `body` is serialised with `JSON.stringify`; no `body`, an empty one (204). */
+export interface JsonResult {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  text?: never;
+  contentType?: never;
+}
+
+/**
+ * A non-JSON answer: `text` is the body as it is (UTF-8 on the wire), `contentType` its `content-type`, which a
+ * `content-type` in `headers` cannot override. Meant for reads: the idempotency step stores and replays JSON
+ * bodies only, so a partner mutation must not answer with text.
+ */
+export interface TextResult {
+  status: number;
+  text: string;
+  contentType: string;
+  headers?: Record<string, string>;
+  body?: never;
 }
 
 /** The idempotency key this request holds (see `access.ts`), until it completes or releases it. */

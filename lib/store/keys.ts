@@ -67,8 +67,9 @@ export const keys = {
    * Sparse settlement index: present only while an item waits for settlement (a succeeded, unsettled
    * transaction, or a pending negative adjustment), grouped by client and currency, oldest first.
    */
+  settlementPartition: (partnerId: string) => `SETTLE#${partnerId}`,
   settlementIndex: (partnerId: string, clientId: string, currency: string, createdAt: string, id: string): IndexKeys => ({
-    gsi3pk: `SETTLE#${partnerId}`,
+    gsi3pk: keys.settlementPartition(partnerId),
     gsi3sk: `${clientId}#${currency}#${timeOrdered(createdAt, id)}`,
   }),
   /** A refund or chargeback of an already settled transaction, deducted from the next batch. */
@@ -124,10 +125,13 @@ export const keys = {
   }),
 
   settlementBatch: (batchId: string): TableKey => ({ pk: `BATCH#${batchId}`, sk: 'BATCH' }),
+  /** gsi1 partition of a partner's batches; gsi2 partition of all batches. */
+  settlementBatchesOf: (partnerId: string) => `BATCHES#${partnerId}`,
+  allSettlementBatches: 'BATCHES',
   settlementBatchIndex: (partnerId: string, batchId: string, createdAt: string): IndexKeys => ({
-    gsi1pk: `BATCHES#${partnerId}`,
+    gsi1pk: keys.settlementBatchesOf(partnerId),
     gsi1sk: timeOrdered(createdAt, batchId),
-    gsi2pk: 'BATCHES',
+    gsi2pk: keys.allSettlementBatches,
     gsi2sk: timeOrdered(createdAt, batchId),
   }),
 } as const;

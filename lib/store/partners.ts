@@ -1,5 +1,5 @@
 /** Partner records. */
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { errors } from '../domain/errors';
 import type { Partner } from '../domain/partner';
 import { isConditionFailure } from './conditions';
@@ -66,4 +66,26 @@ export async function updatePartner(partnerId: string, changes: PartnerChanges, 
 
 export function listPartners(page: { limit: number; cursor?: string | undefined }): Promise<Page<Partner>> {
   return queryPage({ index: 'gsi1', partition: keys.allPartners, ...page, toItem: toPartner });
+}
+
+/**
+ * Every partner's id, oldest first, read page by page: for work that goes over all partners (a platform-wide
+ * settlement run), not for a caller's list (no cursor to hand out, so none is sealed).
+ */
+export async function* allPartnerIds(): AsyncGenerator<string> {
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await documentClient.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.allPartners },
+        ProjectionExpression: 'partnerId',
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of page.Items ?? []) yield item.partnerId as string;
+    startKey = page.LastEvaluatedKey;
+  } while (startKey !== undefined);
 }

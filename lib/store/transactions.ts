@@ -35,7 +35,7 @@ const toTransaction = (item: Record<string, unknown>): Transaction => ({
  * `meta` is stored as its JSON text: it comes back exactly as given, and no caller value (deep nesting, numbers
  * outside DynamoDB's range, empty keys) can make the write fail.
  */
-const transactionItem = ({ meta, ...tx }: Transaction) => ({
+export const transactionItem = ({ meta, ...tx }: Transaction) => ({
   ...keys.transaction(tx.svcTxId),
   ...keys.transactionIndex(tx.partnerId, tx.svcTxId, tx.createdAt),
   entity: 'transaction',

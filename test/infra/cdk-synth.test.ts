@@ -11,10 +11,21 @@ describe('npx cdk synth', () => {
     try {
       await promisify(execFile)('npx', ['cdk', 'synth', '--quiet', '--output', outdir], { timeout: 120_000 });
 
-      for (const stack of ['PartnerPayments-Stateful', 'PartnerPayments-Api', 'PartnerPayments-Delivery']) {
+      for (const stack of ['PartnerPayments-Stateful', 'PartnerPayments-Api', 'PartnerPayments-Delivery', 'PartnerPayments-Settlement']) {
         const template = JSON.parse(readFileSync(join(outdir, `${stack}.template.json`), 'utf8')) as { Resources: object };
         expect(Object.keys(template.Resources).length).toBeGreaterThan(0);
       }
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  }, 180_000);
+
+  it('refuses a settlement schedule EventBridge would not take, naming the setting', async () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'cdk-out-'));
+    try {
+      const synth = promisify(execFile)('npx', ['cdk', 'synth', '--quiet', '--output', outdir, '-c', 'settlementSchedule=every day'], { timeout: 120_000 });
+
+      await expect(synth).rejects.toMatchObject({ stderr: expect.stringContaining('Error: context settlementSchedule: expected rate(') });
     } finally {
       rmSync(outdir, { recursive: true, force: true });
     }

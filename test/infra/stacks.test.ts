@@ -17,6 +17,9 @@ beforeAll(() => {
     secretsKey: statefulStack.secretsKey,
     processorSecret: statefulStack.processorSecret,
     cursorSecret: statefulStack.cursorSecret,
+    railsSecret: statefulStack.railsSecret,
+    rails: { railAApiBase: 'https://rail-a.example/v1', railBApiBase: 'https://rail-b.example/v1' },
+    settlementCutoff: 'now',
     adminAuth: { jwksUrl: 'https://issuer.example/.well-known/jwks.json', issuer: 'https://issuer.example/', audience: 'partner-payments-admin' },
   });
   stateful = Template.fromStack(statefulStack);
@@ -59,6 +62,15 @@ describe('stateful stack', () => {
 
   it('has a retained Secrets Manager secret for the processor keys', () => {
     stateful.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain' });
+  });
+
+  it('has a retained placeholder secret for the rail keys, in the shape lib/payouts/rail-keys.ts reads (the operator fills it in)', () => {
+    const secrets = Object.entries(stateful.findResources('AWS::SecretsManager::Secret')).filter(([logicalId]) => logicalId.startsWith('RailKeys'));
+
+    expect(secrets).toHaveLength(1);
+    expect(secrets[0]?.[1]).toMatchObject({ DeletionPolicy: 'Retain' });
+    const template = secrets[0]?.[1].Properties.GenerateSecretString.SecretStringTemplate as string;
+    expect(JSON.parse(template)).toEqual({ rail_a_api_key: '', rail_b_api_key: '' });
   });
 
   it('generates the cursor-sealing key as a secret of its own, retained (a new key would void every cursor)', () => {
@@ -136,6 +148,10 @@ describe('API stack', () => {
         route: route.name,
         cursorKey: route.access.cursorKey === true,
       });
+      expect({ route: route.name, railKeys: readsSecret(route.name, 'RailKeys') }).toEqual({
+        route: route.name,
+        railKeys: route.access.railKeys === true,
+      });
     }
   });
 
@@ -181,10 +197,58 @@ describe('API stack', () => {
       'admin-partners-list',
       'admin-webhook-deliveries-list',
       'clients-list',
+      'settlements-list',
       'transactions-list',
     ]);
     expect(allNames.filter((name) => readsSecret(name, 'CursorKey')).sort()).toEqual(lists);
     expect(withArn.sort()).toEqual(functions.map(([id]) => id).filter((id) => lists.some((name) => id.startsWith(`Fn${name.replace(/-/g, '')}`))).sort());
+  });
+
+  /** The logical id of the function the API route `key` (e.g. `POST /api/v1/settlements/run`) integrates. */
+  function functionBehind(key: string): string | undefined {
+    const route = Object.values(api.findResources('AWS::ApiGatewayV2::Route')).find((resource) => resource.Properties.RouteKey === key);
+    const integrationId = JSON.stringify(route?.Properties.Target).match(/"Ref":"([^"]+)"/)?.[1];
+    const integration = integrationId === undefined ? undefined : api.findResources('AWS::ApiGatewayV2::Integration')[integrationId];
+    return (integration?.Properties.IntegrationUri as { 'Fn::GetAtt'?: string[] } | undefined)?.['Fn::GetAtt']?.[0];
+  }
+
+  it('serves the four settlement routes, each from its own function', () => {
+    expect(functionBehind('POST /api/v1/settlements/run')).toMatch(/^Fnsettlementsrun[A-F0-9]{8}$/);
+    expect(functionBehind('GET /api/v1/settlements')).toMatch(/^Fnsettlementslist[A-F0-9]{8}$/);
+    expect(functionBehind('POST /api/v1/settlements/pay')).toMatch(/^Fnsettlementspay[A-F0-9]{8}$/);
+    expect(functionBehind('GET /api/v1/settlements/{id}/report.csv')).toMatch(/^Fnsettlementsreport[A-F0-9]{8}$/);
+  });
+
+  it('lets only the payout function read the rail keys, and gives only it the secret ARN and the rails’ base URLs', () => {
+    // Arrange
+    const functions = Object.entries(api.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x' } }));
+    const payId = functions.map(([id]) => id).find((id) => /^Fnsettlementspay[A-F0-9]{8}$/.test(id));
+    const railKeysPolicies = Object.entries(api.findResources('AWS::IAM::Policy'))
+      .filter(([, policy]) => JSON.stringify(policy.Properties.PolicyDocument).includes('RailKeys'))
+      .map(([id]) => id);
+
+    // Assert: one policy names the secret at all, the payout function's
+    expect(payId).toBeDefined();
+    expect(railKeysPolicies).toHaveLength(1);
+    expect(railKeysPolicies[0]).toMatch(/^FnsettlementspayServiceRoleDefaultPolicy/);
+    for (const [id, fn] of functions) {
+      const variables = fn.Properties.Environment.Variables as Record<string, unknown>;
+      const railVariables = Object.keys(variables).filter((name) => name.startsWith('RAIL')).sort();
+      expect({ id, railVariables }).toEqual({ id, railVariables: id === payId ? ['RAILS_SECRET_ARN', 'RAIL_A_API_BASE', 'RAIL_B_API_BASE'] : [] });
+    }
+    expect(functions.find(([id]) => id === payId)?.[1].Properties.Environment.Variables).toMatchObject({
+      RAIL_A_API_BASE: 'https://rail-a.example/v1',
+      RAIL_B_API_BASE: 'https://rail-b.example/v1',
+      RAILS_SECRET_ARN: { 'Fn::ImportValue': expect.stringContaining('RailKeys') },
+    });
+  });
+
+  it('gives the deploy-time settlement cutoff to the function that runs settlement, and to no other', () => {
+    const functions = Object.entries(api.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x' } }));
+    const withCutoff = functions.filter(([, fn]) => fn.Properties.Environment.Variables.SETTLEMENT_CUTOFF !== undefined);
+
+    expect(withCutoff.map(([id]) => id)).toEqual([expect.stringMatching(/^Fnsettlementsrun[A-F0-9]{8}$/)]);
+    expect(withCutoff[0]?.[1].Properties.Environment.Variables.SETTLEMENT_CUTOFF).toBe('now');
   });
 
   it('serves the branding packet and its CORS preflight from one function, and no preflight for checkout-intent-v2', () => {

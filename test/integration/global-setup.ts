@@ -8,12 +8,14 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../../infra/local/dynamodb-local';
 import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/processor-sandbox';
+import { type RailsSandbox, SANDBOX_RAIL_KEYS, startRailsSandbox } from '../../infra/local/rails-sandbox';
 import { ensureTable } from '../../lib/store/table';
 import { freePort } from '../support/ports';
 
 declare global {
   var __DYNAMODB_LOCAL__: DynamoDbLocal | undefined;
   var __PROCESSOR_SANDBOX__: ProcessorSandbox | undefined;
+  var __RAILS_SANDBOX__: RailsSandbox | undefined;
 }
 
 /** The keys the service's local defaults use (lib/config.ts). */
@@ -39,6 +41,10 @@ export default async function globalSetup(): Promise<void> {
   });
   process.env.PROCESSOR_SANDBOX_PORT = String(sandboxPort);
   process.env.PROCESSOR_API_BASE = globalThis.__PROCESSOR_SANDBOX__.url;
+  // The sandbox rails every test's payouts go to (the service's local defaults point at RAILS_SANDBOX_PORT).
+  const railsPort = await freePort();
+  globalThis.__RAILS_SANDBOX__ = await startRailsSandbox({ port: railsPort, keys: SANDBOX_RAIL_KEYS });
+  process.env.RAILS_SANDBOX_PORT = String(railsPort);
   // The webhook queue URL the service's SQS client sends to (lib/config.ts): a free port, never the 12113 of a
   // developer's own `npm start`. A test that starts the delivery pipeline with the service's handlers serves it.
   process.env.WEBHOOK_QUEUE_PORT = String(await freePort());

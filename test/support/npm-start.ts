@@ -86,17 +86,18 @@ export async function startService(
     detached?: boolean;
   } = {},
 ): Promise<RunningService> {
-  const ports = { http: await freePort(), dynamo: await freePort(), processor: await freePort(), webhookQueue: await freePort() };
+  const ports = { http: await freePort(), dynamo: await freePort(), processor: await freePort(), webhookQueue: await freePort(), rails: await freePort() };
   const env: Record<string, string | undefined> = {
     ...process.env,
     PORT: String(ports.http),
     DYNAMODB_LOCAL_PORT: String(ports.dynamo),
     PROCESSOR_SANDBOX_PORT: String(ports.processor),
     WEBHOOK_QUEUE_PORT: String(ports.webhookQueue),
+    RAILS_SANDBOX_PORT: String(ports.rails),
     LOG_LEVEL: 'WARN',
   };
   // The integration run's own DynamoDB Local and sandbox: npm start must use the ones it starts.
-  for (const name of ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'PROCESSOR_API_BASE', 'WEBHOOK_QUEUE_URL']) delete env[name];
+  for (const name of ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'PROCESSOR_API_BASE', 'WEBHOOK_QUEUE_URL', 'RAIL_A_API_BASE', 'RAIL_B_API_BASE']) delete env[name];
   for (const [name, value] of Object.entries(options.env ?? {})) {
     if (value === undefined) delete env[name];
     else env[name] = value;

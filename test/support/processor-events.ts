@@ -84,8 +84,9 @@ export async function pendingTransaction(
   clientId: string,
   money: { amountMinor: number; currency: string },
   meta: Record<string, unknown> | null = { order: 42 },
+  /** When it was created: earlier than now for a transaction a day-boundary settlement run should take. */
+  now = new Date().toISOString(),
 ): Promise<Transaction> {
-  const now = new Date().toISOString();
   return createTransaction({
     id: newId.transactionRecord(),
     svcTxId: newId.svcTx(),

@@ -63,4 +63,40 @@ describe('loadConfig', () => {
     expect(config.PROCESSOR_SECRET_KEY).toBeUndefined();
     expect(config.ALLOW_INSECURE_WEBHOOK_URLS).toBe(false);
   });
+  it('points the payout rails at the sandbox rails locally, each with its own sandbox key', () => {
+    const config = loadConfig({ RAILS_SANDBOX_PORT: '13000' });
+
+    expect(config).toMatchObject({
+      RAIL_A_API_BASE: 'http://127.0.0.1:13000/rail-a',
+      RAIL_B_API_BASE: 'http://127.0.0.1:13000/rail-b',
+      RAIL_A_API_KEY: 'rail_a_sandbox_local',
+      RAIL_B_API_KEY: 'rail_b_sandbox_local',
+    });
+    expect(config.RAILS_SECRET_ARN).toBeUndefined();
+  });
+
+  it('treats an empty rail key as not configured, and refuses a rail base that is not an http(s) URL', () => {
+    const config = loadConfig({ RAIL_A_API_KEY: '', RAIL_B_API_KEY: ' ' });
+    const attempt = () => loadConfig({ RAIL_A_API_BASE: 'ftp://rails.example', RAIL_B_API_BASE: 'not a url' });
+
+    expect(config.RAIL_A_API_KEY).toBeUndefined();
+    expect(config.RAIL_B_API_KEY).toBeUndefined();
+    expect(attempt).toThrow(/RAIL_A_API_BASE: expected an http\(s\) URL/);
+    expect(attempt).toThrow(/RAIL_B_API_BASE: expected an http\(s\) URL/);
+  });
+
+  it('has no rail defaults in AWS (only the pay function needs them), and refuses a rail over plain http there', () => {
+    const aws = { SVC_RUNTIME: 'aws', AWS_REGION: 'eu-west-1', TABLE_NAME: 'tbl', KMS_KEY_ID: 'alias/svc' };
+
+    const config = loadConfig(aws);
+    const withSecret = loadConfig({ ...aws, RAILS_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:1:secret:rails', RAIL_A_API_BASE: 'https://rail-a.example/v1' });
+    const insecure = () => loadConfig({ ...aws, RAIL_B_API_BASE: 'http://rail-b.example' });
+
+    expect(config.RAIL_A_API_BASE).toBeUndefined();
+    expect(config.RAIL_B_API_BASE).toBeUndefined();
+    expect(config.RAIL_A_API_KEY).toBeUndefined();
+    expect(config.RAIL_B_API_KEY).toBeUndefined();
+    expect(withSecret).toMatchObject({ RAILS_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:1:secret:rails', RAIL_A_API_BASE: 'https://rail-a.example/v1' });
+    expect(insecure).toThrow(/RAIL_B_API_BASE: must be https when SVC_RUNTIME=aws/);
+  });
 });

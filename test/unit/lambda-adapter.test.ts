@@ -1,5 +1,7 @@
+import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from '@jest/globals';
-import { toHttpApiEvent } from '../../infra/local/lambda-adapter';
+import { toHttpApiEvent, writeLambdaResult } from '../../infra/local/lambda-adapter';
+import { toHttpResponse } from '../../lib/http/response';
 
 const request = (overrides: Partial<Parameters<typeof toHttpApiEvent>[0]> = {}) => ({
   method: 'POST',
@@ -68,5 +70,40 @@ describe('toHttpApiEvent', () => {
     expect(event.body).toBeUndefined();
     expect(event.queryStringParameters).toBeUndefined();
     expect(event.cookies).toBeUndefined();
+  });
+});
+
+/** What `writeLambdaResult` sends: the status, the headers and the exact bytes of the body. */
+function written(result: unknown) {
+  const sent: { status?: number; headers?: Record<string, unknown>; body?: Buffer } = {};
+  const response = {
+    writeHead(status: number, headers: Record<string, unknown>) {
+      sent.status = status;
+      sent.headers = headers;
+      return this;
+    },
+    end(body: Buffer) {
+      sent.body = body;
+      return this;
+    },
+  };
+  writeLambdaResult(response as unknown as ServerResponse, result);
+  return sent;
+}
+
+describe('writeLambdaResult', () => {
+  it('sends a text (CSV) result byte for byte in UTF-8, its content-length in bytes', () => {
+    // Arrange: what a report handler's text result becomes in the chain
+    const csv = 'type,partner_reference\r\ntransaction,"café, ""x"""\r\n';
+    const result = toHttpResponse({ status: 200, text: csv, contentType: 'text/csv; charset=utf-8' }, 'req-1');
+
+    // Act
+    const sent = written(result);
+
+    // Assert
+    expect(sent.status).toBe(200);
+    expect(sent.body).toEqual(Buffer.from(csv, 'utf8'));
+    expect(sent.body?.includes(Buffer.from([0x63, 0x61, 0x66, 0xc3, 0xa9]))).toBe(true); // "café", é as C3 A9
+    expect(sent.headers).toMatchObject({ 'content-type': 'text/csv; charset=utf-8', 'x-request-id': 'req-1', 'content-length': csv.length + 1 });
   });
 });

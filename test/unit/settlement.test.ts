@@ -6,9 +6,11 @@ import { MAX_ITEMS_PER_BATCH, planBatches, totalsOf, type SettlementItem } from 
 
 const transaction = (n: number, overrides: Partial<SettlementItem> = {}): SettlementItem => ({
   kind: 'transaction',
+  reversal: null,
   svcTxId: `svc_tx_${String(n).padStart(24, '0')}`,
   partnerId: 'ptr_a',
   clientId: 'shop-1',
+  partnerReference: `order-${n}`,
   currency: currencyCode('EUR'),
   createdAt: new Date(Date.UTC(2026, 10, 1) + n * 1000).toISOString(),
   grossMinor: 1000,
@@ -21,6 +23,7 @@ const transaction = (n: number, overrides: Partial<SettlementItem> = {}): Settle
 const adjustment = (n: number, netMinor: number, overrides: Partial<SettlementItem> = {}): SettlementItem => ({
   ...transaction(n, overrides),
   kind: 'adjustment',
+  reversal: 'refund',
   grossMinor: netMinor - 59,
   processorFeeMinor: -29,
   platformFeeMinor: -30,
@@ -38,7 +41,9 @@ const item = fc
   })
   .map((spec): Omit<SettlementItem, 'svcTxId'> => ({
     kind: spec.adjustment ? 'adjustment' : 'transaction',
+    reversal: spec.adjustment ? 'chargeback' : null,
     partnerId: spec.partner,
+    partnerReference: 'order',
     clientId: spec.client,
     currency: currencyCode(spec.currency),
     createdAt: new Date(Date.UTC(2026, 0, 1) + spec.age * 1000).toISOString(),

@@ -1,0 +1,27 @@
+/**
+ * The settlement schedule (decisions.md §1, §7): the same run as `POST /settlements/run`, for every partner. In
+ * AWS an EventBridge rule invokes it (daily by default, `SETTLEMENT_SCHEDULE` at deploy); locally the runtime's
+ * timer does, only when `SETTLEMENT_SCHEDULE` is set.
+ *
+ * The run stops starting batches a few seconds before the function's deadline (what is left waits for the next
+ * run, or for `POST /settlements/run`), so a long run ends with its batches recorded rather than cut off.
+ */
+import type { Context } from 'aws-lambda';
+import { settlementDeps } from '../lib/adapters';
+import { runWithDeadline } from '../lib/deadline';
+import { logger } from '../lib/observability';
+import { runSettlement, type SettlementDeps } from '../lib/use-cases/settlements';
+
+/** Kept for logging and answering after the last batch write. */
+const ANSWER_RESERVE_MS = 2_000;
+
+/** The handler over given adapters (tests inject them); `handler` uses the process's own. */
+export const createHandler = (deps: SettlementDeps) => async (_event: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>) => {
+  const work = () => runSettlement(deps, {});
+  const batches =
+    context === undefined ? await work() : await runWithDeadline(Date.now() + context.getRemainingTimeInMillis() - ANSWER_RESERVE_MS, work);
+  logger.info('scheduled settlement run', { createdBatches: batches.length, batchIds: batches.slice(0, 100).map((batch) => batch.id) });
+  return { created_batches: batches.length };
+};
+
+export const handler = createHandler(settlementDeps);

@@ -1,0 +1,17 @@
+/** GET /api/v1/settlements: batches newest first, paged, filtered by `status` and `client_id` (decisions.md §9). */
+import { settlementDeps } from '../lib/adapters';
+import { httpRoute } from '../lib/http/chain';
+import { presentBatch, presentPage } from '../lib/http/presenters';
+import { SettlementListQuery } from '../lib/http/settlement-schemas';
+import { listBatchesFor } from '../lib/use-cases/settlements';
+
+export const handler = httpRoute({ access: 'partner-read', query: SettlementListQuery }, async ({ caller, query }) => {
+  const page = await listBatchesFor(
+    settlementDeps,
+    caller,
+    query.partner_id,
+    { status: query.status, clientId: query.client_id },
+    { limit: query.limit, cursor: query.cursor },
+  );
+  return { status: 200, body: presentPage(page, presentBatch) };
+});

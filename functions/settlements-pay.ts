@@ -1,0 +1,11 @@
+/** POST /api/v1/settlements/pay: pays one batch over its rail (decisions.md §7). */
+import { settlementDeps } from '../lib/adapters';
+import { httpRoute } from '../lib/http/chain';
+import { presentBatch } from '../lib/http/presenters';
+import { SettlementPayBody } from '../lib/http/settlement-schemas';
+import { payBatch } from '../lib/use-cases/settlements';
+
+export const handler = httpRoute({ access: 'partner-read', body: SettlementPayBody }, async ({ caller, body }) => ({
+  status: 200,
+  body: presentBatch(await payBatch(settlementDeps, caller, body.settlement_batch_id)),
+}));

@@ -1,0 +1,133 @@
+/**
+ * Deploy-time settings of the settlement and the payout rails, from the CDK context
+ * (`npx cdk deploy -c settlementSchedule='rate(6 hours)' -c railAApiBase=https://...`), checked at synth: a value
+ * the functions' configuration (`lib/config.ts`) or EventBridge would refuse stops the synth, naming the setting,
+ * instead of failing a cold start or a deploy.
+ *
+ * | Context key | Becomes | Default |
+ * |---|---|---|
+ * | `settlementSchedule` | the EventBridge schedule of the settlement run (`SETTLEMENT_SCHEDULE`) | `cron(0 1 * * ? *)`: daily, 01:00 UTC |
+ * | `settlementCutoff` | `SETTLEMENT_CUTOFF` of the functions that run settlement | `day_boundary` |
+ * | `railAApiBase`, `railBApiBase` | `RAIL_A_API_BASE`, `RAIL_B_API_BASE` of the payout function (https) | unset: that rail's payouts answer failed |
+ */
+import { Schedule } from 'aws-cdk-lib/aws-events';
+import type { IConstruct } from 'constructs';
+import type { Config } from '../../lib/config';
+import { parseRate } from '../local/schedule';
+
+export type SettlementCutoff = Config['SETTLEMENT_CUTOFF'];
+
+export interface SettlementSettings {
+  /** Which succeeded transactions a run settles (decisions.md §1). */
+  cutoff: SettlementCutoff;
+  /** When EventBridge runs the settlement for every partner. */
+  schedule: Schedule;
+}
+
+export interface RailSettings {
+  railAApiBase: string | undefined;
+  railBApiBase: string | undefined;
+}
+
+/** Daily at 01:00 UTC: an hour after the day boundary, so a `day_boundary` run settles the whole previous day. */
+export const DEFAULT_SETTLEMENT_SCHEDULE = 'cron(0 1 * * ? *)';
+const CUTOFFS: readonly SettlementCutoff[] = ['day_boundary', 'now'];
+
+const contextString = (scope: IConstruct, key: string): string | undefined => {
+  const value: unknown = scope.node.tryGetContext(key);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new Error(`context ${key}: expected a string`);
+  return value;
+};
+
+/** The settlement's schedule and cutoff. Throws, naming the context key, on a value that would not deploy or run. */
+export function settlementSettings(scope: IConstruct): SettlementSettings {
+  const cutoff = contextString(scope, 'settlementCutoff') ?? 'day_boundary';
+  if (!CUTOFFS.includes(cutoff as SettlementCutoff)) throw new Error(`context settlementCutoff: expected ${CUTOFFS.join(' or ')}`);
+  const expression = contextString(scope, 'settlementSchedule') ?? DEFAULT_SETTLEMENT_SCHEDULE;
+  try {
+    return { cutoff: cutoff as SettlementCutoff, schedule: eventBridgeSchedule(expression) };
+  } catch (error) {
+    throw new Error(`context settlementSchedule: ${(error as Error).message}`);
+  }
+}
+
+/** The rails' base URLs: https only, as `lib/config.ts` demands in AWS (each request carries the rail's API key). */
+export function railSettings(scope: IConstruct): RailSettings {
+  const base = (key: string) => {
+    const value = contextString(scope, key);
+    if (value === undefined) return undefined;
+    if (!URL.canParse(value) || new URL(value).protocol !== 'https:') throw new Error(`context ${key}: expected an https URL`);
+    return value;
+  };
+  return { railAApiBase: base('railAApiBase'), railBApiBase: base('railBApiBase') };
+}
+
+/**
+ * An EventBridge schedule expression, checked as EventBridge checks it (CDK's `Schedule.expression` takes any
+ * string, and a bad one would only fail the deploy): `rate(...)` by the rules the local timer shares
+ * (`infra/local/schedule.ts`), or `cron(minutes hours day-of-month month day-of-week year)`.
+ */
+export function eventBridgeSchedule(expression: string): Schedule {
+  const text = expression.trim();
+  if (/^rate\(/.test(text)) {
+    parseRate(text, { allowSeconds: false });
+    return Schedule.expression(text);
+  }
+  const cron = /^cron\((.*)\)$/.exec(text);
+  if (cron === null) throw new Error(`expected rate(<n> <unit>) or cron(<minutes> <hours> <day-of-month> <month> <day-of-week> <year>), got "${text}"`);
+  return Schedule.expression(`cron(${checkCronFields((cron[1] ?? '').trim().split(/\s+/)).join(' ')})`);
+}
+
+interface CronField {
+  name: string;
+  min: number;
+  max: number;
+  /** Names standing for min, min + 1, ... (`JAN`, `SUN`). */
+  names?: readonly string[];
+  /** Forms of this field only (`L`, `15W`, `6#3`). */
+  special?: RegExp;
+}
+
+const CRON_FIELDS: readonly CronField[] = [
+  { name: 'minutes', min: 0, max: 59 },
+  { name: 'hours', min: 0, max: 23 },
+  { name: 'day-of-month', min: 1, max: 31, special: /^(L|LW|([1-9]|[12][0-9]|3[01])W)$/ },
+  { name: 'month', min: 1, max: 12, names: ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'] },
+  { name: 'day-of-week', min: 1, max: 7, names: ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'], special: /^([1-7]|SUN|MON|TUE|WED|THU|FRI|SAT)?L$|^([1-7]|SUN|MON|TUE|WED|THU|FRI|SAT)#[1-5]$/i },
+  { name: 'year', min: 1970, max: 2199 },
+];
+
+/** One value of a field: a number in its range, or one of its names. */
+function isCronValue(field: CronField, token: string): boolean {
+  if (/^[0-9]+$/.test(token)) return Number(token) >= field.min && Number(token) <= field.max;
+  return field.names?.includes(token.toUpperCase()) ?? false;
+}
+
+/** One comma-separated part of a field: `*`, a value, a range `a-b`, either with a step `/n`, or a special form. */
+function isCronPart(field: CronField, part: string): boolean {
+  if (field.special?.test(part) === true) return true;
+  const [range = '', step, ...rest] = part.split('/');
+  if (rest.length > 0 || (step !== undefined && !/^[1-9][0-9]*$/.test(step))) return false;
+  if (range === '*') return true;
+  const bounds = range.split('-');
+  return bounds.length <= 2 && bounds.every((bound) => isCronValue(field, bound));
+}
+
+/** The six fields, or an Error naming the first wrong one. */
+function checkCronFields(fields: string[]): string[] {
+  if (fields.length !== CRON_FIELDS.length) throw new Error(`a cron expression has 6 fields (minutes hours day-of-month month day-of-week year), got ${fields.length}`);
+  const [, , dayOfMonth, , dayOfWeek] = fields;
+  if ((dayOfMonth === '?') === (dayOfWeek === '?')) {
+    throw new Error('exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 1 * * ? *) or cron(0 1 ? * MON *))');
+  }
+  CRON_FIELDS.forEach((field, i) => {
+    const value = fields[i] ?? '';
+    const questionMarkAllowed = field.name === 'day-of-month' || field.name === 'day-of-week';
+    if (value === '?' && questionMarkAllowed) return;
+    if (!value.split(',').every((part) => isCronPart(field, part))) {
+      throw new Error(`the ${field.name} field "${value}" is not valid (${field.min}-${field.max}${field.names === undefined ? '' : ` or ${field.names[0]}-${field.names.at(-1)}`}, with , - * /)`);
+    }
+  });
+  return fields;
+}

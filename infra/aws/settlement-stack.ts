@@ -1,0 +1,72 @@
+/**
+ * The settlement schedule (decisions.md §1, §7): `functions/settlement-scheduled.ts`, the same run as
+ * `POST /settlements/run` for every partner, invoked by an EventBridge rule on the deploy-time schedule
+ * (`settlementSchedule`, daily at 01:00 UTC by default; `infra/aws/deploy-settings.ts`), and an alarm on its errors.
+ *
+ * The run reads the partners (gsi1), queries the sparse settlement index (gsi3) and writes each batch with its
+ * lines' flips in one TransactWriteItems (Put + Update, conditional): the table's `items` access and nothing more,
+ * no Scan, DeleteItem or BatchWriteItem. It pays nothing, so it gets no rail secret and no rail URL.
+ */
+import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { Construct } from 'constructs';
+import type { SettlementSettings } from './deploy-settings';
+import { serviceFunction } from './service-function';
+import { grantTableAccess } from './table-access';
+
+export interface SettlementStackProps extends StackProps {
+  table: ITableV2;
+  /** Only its id: required of every function in AWS (lib/config.ts); the run opens nothing sealed. */
+  secretsKey: IKey;
+  settlement: SettlementSettings;
+}
+
+/** Lambda's longest: the run stops starting batches a few seconds before it and answers with what it wrote. */
+const RUN_TIMEOUT_SECONDS = 15 * 60;
+/**
+ * A run that fails (or whose event EventBridge or Lambda could not deliver) is tried again twice, within an hour:
+ * a run is idempotent by construction, so a retry only settles what the failed one left. Older than an hour, the
+ * event is dropped and the next scheduled run (or `POST /settlements/run`) settles the rest.
+ */
+const RETRY_ATTEMPTS = 2;
+const MAX_EVENT_AGE = Duration.hours(1);
+
+export class SettlementStack extends Stack {
+  constructor(scope: Construct, id: string, props: SettlementStackProps) {
+    super(scope, id, props);
+    const { table, secretsKey, settlement } = props;
+
+    const run = serviceFunction(this, 'settlement-scheduled', {
+      timeoutSeconds: RUN_TIMEOUT_SECONDS,
+      // One run at a time: a run still going when the next is due makes the next wait (throttled, in Lambda's
+      // asynchronous queue, up to MAX_EVENT_AGE). Correctness does not need it: every batch write is a conditional
+      // transaction, so overlapping runs (or a run beside POST /settlements/run) never settle a transaction twice;
+      // it only spares the table two runs racing for the same items.
+      reservedConcurrentExecutions: 1,
+      environment: { TABLE_NAME: table.tableName, KMS_KEY_ID: secretsKey.keyArn, SETTLEMENT_CUTOFF: settlement.cutoff },
+    });
+    grantTableAccess(table, run, 'items');
+    // Lambda's own retries of a failed (or throttled) asynchronous invocation.
+    run.configureAsyncInvoke({ retryAttempts: RETRY_ATTEMPTS, maxEventAge: MAX_EVENT_AGE });
+
+    new Rule(this, 'SettlementSchedule', {
+      description: 'Runs the settlement for every partner (partner payments service)',
+      schedule: settlement.schedule,
+      // EventBridge's retries of a failed delivery to Lambda.
+      targets: [new LambdaFunction(run, { retryAttempts: RETRY_ATTEMPTS, maxEventAge: MAX_EVENT_AGE })],
+    });
+
+    new Alarm(this, 'ScheduledRunErrorsAlarm', {
+      alarmDescription: 'A scheduled settlement run failed (it is retried; see the settlement-scheduled logs)',
+      metric: run.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * A settlement batch's reconciliation report as CSV (decisions.md §7): what a partner's finance team opens to
+ * check a payout line by line. Pure: built from the batch as stored, so the same batch always gives the same
+ * bytes.
+ *
+ * Format (RFC 4180):
+ * - header `type,svc_tx_id,partner_reference,created_at,currency,gross,processor_fee,platform_fee,net`;
+ * - one row per batch line, in the batch's order (its transactions, then the adjustments it deducts): `type`
+ *   is `transaction` or `adjustment`, whose amounts are negative as stored;
+ * - a `total` row equal to the batch's stored totals, with svc_tx_id, partner_reference and created_at empty;
+ * - every record ends with CRLF, the last one included; a field is quoted only when it holds a comma, a double
+ *   quote, CR or LF, and a double quote inside is doubled. Text is written as stored (UTF-8 on the wire).
+ *
+ * Amounts are major units with exactly the currency's number of decimals (JPY `1000`, USD `12.30`, KWD `1.234`,
+ * `-12.30`), written from the integer minor units by moving the decimal point in the digit string: no double
+ * ever holds the major amount, so no rounding can change a digit.
+ *
+ * Spreadsheet formula injection (OWASP "CSV Injection"): partner_reference is partner-supplied text, and a cell
+ * starting with `=`, `+`, `-`, `@`, TAB or CR is run as a formula by Excel, LibreOffice and Sheets. Such a text
+ * cell gets a leading `'`, which those programs read as "this is text" and do not show. It is applied to the
+ * text columns only (svc_tx_id and partner_reference: created_at, type and currency are written by the
+ * service and never start so). Not to the amount columns: they are numbers the service formats itself (digits,
+ * one point, an optional leading minus), so they cannot hold a formula, and a reconciliation needs `-12.30` to
+ * stay a number a spreadsheet can add, not the text `'-12.30`. The price is that a reference stored as `=x`
+ * reads `'=x` in the file; a program comparing it with the API must strip one leading `'` first.
+ */
+import { currencyExponent, type CurrencyCode } from './money';
+import type { SettlementBatch, SettlementItem } from './settlement';
+
+/** The `content-type` of the report. */
+export const SETTLEMENT_REPORT_CONTENT_TYPE = 'text/csv; charset=utf-8';
+
+const HEADER = ['type', 'svc_tx_id', 'partner_reference', 'created_at', 'currency', 'gross', 'processor_fee', 'platform_fee', 'net'];
+
+const CRLF = '\r\n';
+
+/** Builds the report of one batch: header, one row per line in the batch's order, then the total row. */
+export function batchReportCsv(batch: SettlementBatch): string {
+  const { totals, currency } = batch;
+  const records = [
+    HEADER,
+    ...batch.lines.map(lineRecord),
+    ['total', '', '', '', currency, ...amounts(currency, [totals.grossMinor, totals.processorFeesMinor, totals.platformFeesMinor, totals.netMinor])],
+  ];
+  return records.map((fields) => fields.map(csvField).join(',') + CRLF).join('');
+}
+
+/** The report's download name, `settlement-<batch id>.csv`. */
+export function batchReportFilename(batch: Pick<SettlementBatch, 'id'>): string {
+  return `settlement-${batch.id}.csv`;
+}
+
+/**
+ * The `content-disposition` header that downloads the report under {@link batchReportFilename}. The id goes
+ * into a quoted header value, so one that is not a plain identifier (a quote, CR/LF, a path) is refused with a
+ * RangeError rather than written: batch ids are the service's own, so that would be a bug, not input.
+ */
+export function batchReportContentDisposition(batch: Pick<SettlementBatch, 'id'>): string {
+  if (!/^[A-Za-z0-9_-]+$/.test(batch.id)) throw new RangeError(`Not a batch id: ${JSON.stringify(batch.id)}`);
+  return `attachment; filename="${batchReportFilename(batch)}"`;
+}
+
+function lineRecord(line: SettlementItem): string[] {
+  return [
+    line.kind,
+    defuseFormula(line.svcTxId),
+    defuseFormula(line.partnerReference),
+    line.createdAt,
+    line.currency,
+    ...amounts(line.currency, [line.grossMinor, line.processorFeeMinor, line.platformFeeMinor, line.netMinor]),
+  ];
+}
+
+function amounts(currency: CurrencyCode, minors: number[]): string[] {
+  const exponent = currencyExponent(currency);
+  return minors.map((minor) => formatMinorUnits(minor, exponent));
+}
+
+/**
+ * Minor units as a major-unit decimal with exactly `exponent` decimals (`-5` with 2 is `-0.05`), by string
+ * arithmetic on the integer's digits. Throws a RangeError for a value that is not a safe integer: its digits
+ * (`1e+21`, `12.5`) are not an amount, and writing them would put a wrong number in a finance report.
+ */
+function formatMinorUnits(minor: number, exponent: number): string {
+  if (!Number.isSafeInteger(minor)) throw new RangeError(`Minor units must be a safe integer, got ${minor}`);
+  const digits = String(Math.abs(minor)).padStart(exponent + 1, '0');
+  const whole = digits.slice(0, digits.length - exponent);
+  const fraction = digits.slice(digits.length - exponent);
+  const sign = minor < 0 ? '-' : '';
+  return fraction === '' ? `${sign}${whole}` : `${sign}${whole}.${fraction}`;
+}
+
+/** OWASP's CSV-injection advice: a text cell that a spreadsheet would run as a formula gets a leading `'`. */
+function defuseFormula(text: string): string {
+  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+}
+
+/** RFC 4180: quoted only when needed, inner quotes doubled. */
+function csvField(value: string): string {
+  return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+}

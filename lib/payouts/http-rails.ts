@@ -1,0 +1,148 @@
+/**
+ * The payout rails port over HTTP: the rail protocol of docs/rails.md, spoken to the rails configured by
+ * environment (`RAIL_A_API_BASE`, `RAIL_B_API_BASE`; locally the sandbox rails of `infra/local/`).
+ *
+ * What each answer means for the money, and so for the port:
+ * - 200 paid: the rail paid, now or earlier under this idempotency key → `paid`;
+ * - 422 failed, 401 (the key was refused), 400 (the request was refused): nothing was paid, and the idempotency
+ *   key is not consumed → `failed`;
+ * - anything else (409 a key paid for another payout, 5xx, a redirect, an unreadable body, no answer in time, no
+ *   connection) → {@link PayoutOutcomeUnknown}: the payout may have been made, and asking again under the same
+ *   key finds out.
+ * A payout that is never sent (a rail without base URL or key, keys that cannot be read, no time left) is
+ * `failed` too: nothing was paid.
+ *
+ * Every call is bounded: by the deadline of the request it serves (`lib/deadline.ts`), less the time the use case
+ * needs to record the outcome, and by {@link RAIL_CALL_TIMEOUT_MS}. The rail's key goes only into the
+ * `Authorization` header: no message, reason or error here contains it, and nothing is logged.
+ */
+import { z } from 'zod';
+import { timeLeftMs } from '../deadline';
+import { toMajorUnits } from '../domain/money';
+import { PayoutOutcomeUnknown, type PayoutRails, type PayoutRequest, type PayoutResult, type RailName } from './port';
+import type { LoadRailKeys } from './rail-keys';
+
+/** The longest one payout call may take (the whole call when no request deadline applies: a scheduled run). */
+export const RAIL_CALL_TIMEOUT_MS = 10_000;
+/** Time kept after a call that got no answer for the use case to record the batch's outcome before the deadline. */
+const ANSWER_MS = 1_000;
+/** A rail's reason is kept on the batch; a longer one is cut. */
+const MAX_REASON_LENGTH = 200;
+
+const RAIL_NAMES: Record<RailName, string> = { railA: 'rail A', railB: 'rail B' };
+
+const PaidTransfer = z.object({ status: z.literal('paid'), transfer_id: z.string().min(1) });
+const FailedTransfer = z.object({ status: z.literal('failed'), transfer_id: z.string().min(1).nullish(), reason: z.string().nullish() });
+const Refusal = z.object({ error: z.string() });
+
+export interface HttpRailsOptions {
+  /** Rail A's base URL (`POST {base}/payouts`); `undefined`: rail A is not configured. */
+  railABase: string | undefined;
+  railBBase: string | undefined;
+  loadKeys: LoadRailKeys;
+  /** The HTTP client (tests inject one); the global fetch by default. */
+  fetch?: typeof fetch;
+}
+
+export function createHttpRails(options: HttpRailsOptions): PayoutRails {
+  const send = options.fetch ?? fetch;
+  const bases: Record<RailName, string | undefined> = { railA: options.railABase, railB: options.railBBase };
+
+  return {
+    async pay(request: PayoutRequest): Promise<PayoutResult> {
+      const rail = RAIL_NAMES[request.rail];
+      let key: string | undefined;
+      try {
+        key = (await options.loadKeys())[request.rail];
+      } catch {
+        return failed(null, 'the rail keys could not be read');
+      }
+      const base = bases[request.rail];
+      if (base === undefined || key === undefined) return failed(null, `${rail} is not configured`);
+      const timeoutMs = callTimeoutMs(timeLeftMs());
+      if (timeoutMs === undefined) return failed(null, `no time left to call ${rail} before the request deadline`);
+
+      const signal = AbortSignal.timeout(timeoutMs);
+      let status: number;
+      let text: string;
+      try {
+        const response = await send(`${base.replace(/\/+$/, '')}/payouts`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'idempotency-key': request.idempotencyKey, 'content-type': 'application/json' },
+          body: JSON.stringify(payoutBody(request)),
+          signal,
+          // A redirect is an answer the protocol does not have (unknown outcome); following it would resend the key.
+          redirect: 'manual',
+        });
+        status = response.status;
+        text = await response.text();
+      } catch (error) {
+        if (signal.aborted) throw new PayoutOutcomeUnknown(`${rail} did not answer within ${timeoutMs} ms`, { cause: error });
+        throw new PayoutOutcomeUnknown(`${rail} could not be reached (${connectionError(error)})`, { cause: error });
+      }
+      return outcomeOf(rail, status, text);
+    },
+  };
+}
+
+/** The protocol's request body: the amount in major units, as the API shows money. */
+const payoutBody = (request: PayoutRequest) => ({
+  batch_id: request.batchId,
+  amount: toMajorUnits(request.amountMinor, request.currency),
+  currency: request.currency,
+  partner_id: request.partnerId,
+  client_id: request.clientId,
+});
+
+/** The timeout of one call with `timeLeft` ms to the request's deadline (`undefined` outside a request); `undefined`: no time for one. */
+function callTimeoutMs(timeLeft: number | undefined): number | undefined {
+  if (timeLeft === undefined) return RAIL_CALL_TIMEOUT_MS;
+  const budget = Math.floor(timeLeft - ANSWER_MS);
+  return budget < 1 ? undefined : Math.min(RAIL_CALL_TIMEOUT_MS, budget);
+}
+
+/** Maps the rail's answer (docs/rails.md, "Answers"). */
+function outcomeOf(rail: string, status: number, text: string): PayoutResult {
+  const body = parseJson(text);
+  if (status === 200) {
+    const paid = PaidTransfer.safeParse(body);
+    if (paid.success) return { outcome: 'paid', transferId: paid.data.transfer_id };
+    throw new PayoutOutcomeUnknown(`${rail} answered HTTP 200 with ${body === undefined ? 'a body that is not JSON' : 'a body that is not a paid transfer'}`);
+  }
+  if (status === 422) {
+    const refused = FailedTransfer.safeParse(body);
+    if (refused.success) {
+      const reason = refused.data.reason ? `: ${clip(refused.data.reason)}` : '';
+      return failed(refused.data.transfer_id ?? null, `${rail} refused the payout${reason}`);
+    }
+  }
+  if (status === 401) return failed(null, `${rail} refused the credentials`);
+  if (status === 400) {
+    const refusal = Refusal.safeParse(body);
+    return failed(null, `${rail} refused the request${refusal.success ? `: ${clip(refusal.data.error)}` : ''}`);
+  }
+  throw new PayoutOutcomeUnknown(`${rail} answered HTTP ${status}`);
+}
+
+const failed = (transferId: string | null, reason: string): PayoutResult => ({ outcome: 'failed', transferId, reason });
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A rail's text as a single line of at most {@link MAX_REASON_LENGTH} characters. */
+function clip(text: string): string {
+  const line = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  return line.length <= MAX_REASON_LENGTH ? line : `${line.slice(0, MAX_REASON_LENGTH - 1)}…`;
+}
+
+/** Why fetch got no answer, as a code (`ECONNREFUSED`, `ENOTFOUND`): never the request, which holds the key. */
+function connectionError(error: unknown): string {
+  const cause = error instanceof Error ? error.cause : undefined;
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? (error as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' ? code : 'connection failed';
+}

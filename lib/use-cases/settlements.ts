@@ -1,0 +1,210 @@
+/**
+ * Settlement (interface-spec.md POST /settlements/run, GET /settlements, POST /settlements/pay; decisions.md §5,
+ * §7): waiting transactions grouped into batches, and batches paid out over their rail. docs/settlement.md tells
+ * the whole story; the invariants are kept by the store's conditional transactions (`lib/store/settlements.ts`).
+ */
+import { randomUUID } from 'node:crypto';
+import { timeLeftMs } from '../deadline';
+import { assertActsFor, type Caller } from '../domain/caller';
+import { errors } from '../domain/errors';
+import { planBatches, type PlannedBatch, type SettlementBatch, type SettlementItem } from '../domain/settlement';
+import { countMetric, logger } from '../observability';
+import { type PayoutRails, railFor } from '../payouts/port';
+import type * as partners from '../store/partners';
+import type * as settlements from '../store/settlements';
+import type { Page } from '../store/paging';
+
+export interface SettlementDeps {
+  settlements: Pick<
+    typeof settlements,
+    'listWaiting' | 'createBatch' | 'getBatch' | 'listBatches' | 'claimPayout' | 'recordPayoutSent' | 'recordPayoutFailed'
+  >;
+  partners: Pick<typeof partners, 'getPartner' | 'allPartnerIds'>;
+  rails: PayoutRails;
+  /** `day_boundary`: created before 00:00 UTC today; `now`: every succeeded transaction (decisions.md §1). */
+  cutoff: 'day_boundary' | 'now';
+  now: () => Date;
+}
+
+/** Which waiting items a run looks at: one partner's (or every partner's), optionally one client's. */
+export interface RunScope {
+  partnerId?: string | undefined;
+  clientId?: string | undefined;
+}
+
+/**
+ * The time a run keeps in hand: it starts no batch write with less than this left before its deadline, so it
+ * answers with the batches it made instead of being cut off mid-way (what it left waits for the next run).
+ */
+const RUN_RESERVE_MS = 3_000;
+/** Batches of one partner written at once. */
+const WRITE_CONCURRENCY = 4;
+
+/** The instant before which a succeeded transaction is eligible. */
+export function cutoffOf(mode: SettlementDeps['cutoff'], now: Date): string {
+  if (mode === 'now') return now.toISOString();
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())).toISOString();
+}
+
+/** The scope a caller's `partner_id`/`client_id` give a run: a partner key only ever its own partner. */
+export async function runScopeFor(deps: SettlementDeps, caller: Caller, query: RunScope): Promise<RunScope> {
+  assertActsFor(caller, query.partnerId);
+  if (caller.kind === 'partner') return { partnerId: caller.partner.partnerId, clientId: query.clientId };
+  if (query.partnerId !== undefined && (await deps.partners.getPartner(query.partnerId)) === undefined) throw errors.partnerNotFound();
+  return query;
+}
+
+/**
+ * One settlement run: every eligible item of the scope planned into batches (`planBatches`) and each batch
+ * written with its lines' flips in one transaction. A batch that loses lines to a concurrent run is planned
+ * again without them. Returns the batches this run created.
+ */
+export async function runSettlement(deps: SettlementDeps, scope: RunScope): Promise<SettlementBatch[]> {
+  const now = deps.now();
+  const cutoff = cutoffOf(deps.cutoff, now);
+  const created: SettlementBatch[] = [];
+  const partnerIds = scope.partnerId === undefined ? deps.partners.allPartnerIds() : [scope.partnerId];
+  for await (const partnerId of partnerIds) {
+    if (!hasTimeFor()) break;
+    const waiting = await deps.settlements.listWaiting(partnerId, scope.clientId, cutoff);
+    if (waiting.withoutFees.length > 0) {
+      logger.error('Succeeded transactions without a fee split are left out of settlement', { partnerId, svcTxIds: waiting.withoutFees.slice(0, 20) });
+      countMetric('SettlementItemsWithoutFees', waiting.withoutFees.length);
+    }
+    const plans = planBatches(waiting.items);
+    for (let start = 0; start < plans.length && hasTimeFor(); start += WRITE_CONCURRENCY) {
+      const written = await Promise.all(plans.slice(start, start + WRITE_CONCURRENCY).map((plan) => writeBatch(deps, plan, now)));
+      created.push(...written.flat());
+    }
+  }
+  countMetric('SettlementBatchesCreated', created.length);
+  return created;
+}
+
+const hasTimeFor = () => (timeLeftMs() ?? Number.POSITIVE_INFINITY) > RUN_RESERVE_MS;
+
+/** Writes one planned batch; lines taken meanwhile by another run are dropped and the rest planned again. */
+async function writeBatch(deps: SettlementDeps, plan: PlannedBatch, now: Date): Promise<SettlementBatch[]> {
+  let next: PlannedBatch | undefined = plan;
+  while (next !== undefined) {
+    const batch = newBatch(next, now);
+    const write = await deps.settlements.createBatch(batch);
+    if (write.outcome === 'created') return [batch];
+    countMetric('SettlementLinesTakenByAnotherRun', write.taken.length);
+    const taken = new Set(write.taken.map(lineId));
+    // Each round drops at least one line, so this ends; what is left is one group, so one batch at most.
+    next = planBatches(next.items.filter((line) => !taken.has(lineId(line))))[0];
+  }
+  return [];
+}
+
+const lineId = (line: SettlementItem) => `${line.kind}#${line.svcTxId}#${line.reversal ?? ''}`;
+
+function newBatch(plan: PlannedBatch, now: Date): SettlementBatch {
+  const at = now.toISOString();
+  return {
+    id: randomUUID(),
+    partnerId: plan.partnerId,
+    clientId: plan.clientId,
+    currency: plan.currency,
+    lines: plan.items,
+    totals: plan.totals,
+    status: 'pending',
+    rail: railFor(plan.currency),
+    transferId: null,
+    payoutClaim: null,
+    payoutAttempts: 0,
+    failureReason: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
+/** A batch the caller may see: a partner key only its own partner's (another's is 404, its existence not revealed). */
+export async function getBatchFor(deps: SettlementDeps, caller: Caller, batchId: string): Promise<SettlementBatch> {
+  const batch = await deps.settlements.getBatch(batchId);
+  if (batch === undefined || (caller.kind === 'partner' && batch.partnerId !== caller.partner.partnerId)) throw errors.batchNotFound();
+  return batch;
+}
+
+export function listBatchesFor(
+  deps: SettlementDeps,
+  caller: Caller,
+  partnerId: string | undefined,
+  filters: settlements.BatchFilters,
+  page: { limit: number; cursor?: string | undefined },
+): Promise<Page<SettlementBatch>> {
+  assertActsFor(caller, partnerId);
+  return deps.settlements.listBatches(caller.kind === 'partner' ? caller.partner.partnerId : partnerId, filters, page);
+}
+
+/**
+ * How long a payout holds its claim: the time this request has left (its rail call ends before it), plus a
+ * margin; outside a request (no deadline), a minute. A payout cut off by a crash frees the batch after this.
+ */
+const claimLeaseMs = () => Math.max(timeLeftMs() ?? 60_000, 0) + 5_000;
+
+/**
+ * Pays a batch (decisions.md §7): claimed (pending or failed, no payout running), paid over its rail with the
+ * batch id as the rail's idempotency key, then recorded `sent` with every line `paid` at once, or `failed`
+ * (502 PAYOUT_FAILED). A retry after any failure, or after a crash at any point, asks the rail under the same
+ * key, so a payout the rail already made is found, never made twice.
+ */
+export async function payBatch(deps: SettlementDeps, caller: Caller, batchId: string): Promise<SettlementBatch> {
+  const batch = await getBatchFor(deps, caller, batchId);
+  if (batch.status === 'sent') throw errors.batchAlreadyPaid();
+  const now = deps.now();
+  const claim = { id: randomUUID(), expiresAt: new Date(now.getTime() + claimLeaseMs()).toISOString() };
+  const claimed = await deps.settlements.claimPayout(batch.id, claim, now.toISOString());
+  if (claimed.outcome === 'refused') {
+    if (claimed.batch?.status === 'sent') throw errors.batchAlreadyPaid();
+    throw errors.batchPayoutInProgress();
+  }
+  const held = claimed.batch;
+  // Nothing to pay (the adjustments took the whole net): no rail moves zero; the batch is settled as it is.
+  if (held.totals.netMinor === 0) return recordSent(deps, held, claim.id, null);
+
+  let result;
+  try {
+    result = await deps.rails.pay({
+      rail: held.rail,
+      idempotencyKey: held.id,
+      batchId: held.id,
+      partnerId: held.partnerId,
+      clientId: held.clientId,
+      amountMinor: held.totals.netMinor,
+      currency: held.currency,
+    });
+  } catch (error) {
+    // The rail may or may not have paid: failed for now; paying again asks the rail under the same key.
+    const reason = error instanceof Error ? error.message : 'the rail gave no answer';
+    logger.warn('Payout outcome unknown', { batchId: held.id, rail: held.rail, reason });
+    await recordFailed(deps, held, claim.id, `outcome unknown: ${reason}`);
+    throw errors.payoutFailed(error);
+  }
+  if (result.outcome === 'failed') {
+    await recordFailed(deps, held, claim.id, result.reason);
+    throw errors.payoutFailed();
+  }
+  return recordSent(deps, held, claim.id, result.transferId);
+}
+
+async function recordSent(deps: SettlementDeps, batch: SettlementBatch, claimId: string, transferId: string | null): Promise<SettlementBatch> {
+  const at = deps.now().toISOString();
+  const recorded = await deps.settlements.recordPayoutSent(batch, claimId, transferId, at);
+  if (recorded === 'recorded') {
+    countMetric('SettlementBatchesPaid');
+    return { ...batch, status: 'sent', transferId, payoutClaim: null, failureReason: null, updatedAt: at };
+  }
+  // The claim lapsed while the rail answered, and another attempt took the batch: under the same key, the rail
+  // gave it the same transfer. Whatever that attempt recorded is the batch now.
+  const now = await deps.settlements.getBatch(batch.id);
+  if (now?.status === 'sent') return now;
+  throw errors.batchPayoutInProgress();
+}
+
+async function recordFailed(deps: SettlementDeps, batch: SettlementBatch, claimId: string, reason: string): Promise<void> {
+  countMetric('SettlementPayoutsFailed');
+  const recorded = await deps.settlements.recordPayoutFailed(batch, claimId, reason, deps.now().toISOString());
+  if (recorded === 'claim-lost') logger.warn('Payout failure not recorded: another attempt holds the batch', { batchId: batch.id });
+}

@@ -1,0 +1,79 @@
+/**
+ * Settlement fixtures: transactions brought to a final status the way production does it (a pending transaction
+ * with its intent, then the processor's signed event through the local API), and the sandbox rails' records.
+ */
+import { config } from '../../lib/config';
+import type { Transaction } from '../../lib/domain/transaction';
+import type { TestApi } from './api';
+import { eventBody, intentObject, pendingTransaction, refundedCharge, signed } from './processor-events';
+
+/** Yesterday at noon UTC: before today's day boundary, so a day-boundary run takes it. */
+export const yesterday = () => new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() - 1, 12)).toISOString();
+
+export async function postProcessorEvent(api: TestApi, body: string): Promise<void> {
+  const response = await api.request('POST', '/webhooks/processor', {
+    headers: { 'content-type': 'application/json', 'processor-signature': signed(body) },
+    body,
+  });
+  if (response.status !== 200) throw new Error(`processor event refused: ${response.status} ${JSON.stringify(response.body)}`);
+}
+
+export type FinalStatus = 'succeeded' | 'failed' | 'pending';
+
+/** A transaction of the client in `status`, created at `createdAt` (yesterday unless given), moved by a processor event. */
+export async function transactionIn(
+  api: TestApi,
+  payee: { partnerId: string; clientId: string },
+  money: { amountMinor: number; currency: string },
+  options: { status?: FinalStatus; createdAt?: string } = {},
+): Promise<Transaction> {
+  const tx = await pendingTransaction(payee.partnerId, payee.clientId, money, null, options.createdAt ?? yesterday());
+  const status = options.status ?? 'succeeded';
+  if (status === 'pending') return tx;
+  const type = status === 'succeeded' ? 'payment_intent.succeeded' : 'payment_intent.payment_failed';
+  const intentStatus = status === 'succeeded' ? 'succeeded' : 'requires_payment_method';
+  await postProcessorEvent(api, eventBody(type, intentObject(tx.processorPaymentIntentId ?? '', tx.amountMinor, tx.currency.toLowerCase(), intentStatus)));
+  return tx;
+}
+
+/** Refunds a transaction fully, through the processor's `charge.refunded` event. */
+export const refund = (api: TestApi, tx: Transaction) =>
+  postProcessorEvent(api, eventBody('charge.refunded', refundedCharge(tx.processorPaymentIntentId ?? '', tx.amountMinor, tx.amountMinor, tx.currency.toLowerCase())));
+
+/** Runs `work` over `items`, `concurrency` at a time. */
+export async function inParallel<T, R>(items: readonly T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await work(items[index] as T);
+      }
+    }),
+  );
+  return results;
+}
+
+export interface RailTransfer {
+  transfer_id: string;
+  batch_id: string;
+  amount: number;
+  currency: string;
+  status: 'paid' | 'failed';
+}
+
+const railBase = (rail: 'a' | 'b') => (rail === 'a' ? config.RAIL_A_API_BASE : config.RAIL_B_API_BASE) ?? '';
+
+/** Every payout attempt the sandbox rail recorded for one batch. */
+export async function railTransfers(rail: 'a' | 'b', batchId: string): Promise<RailTransfer[]> {
+  const response = await fetch(`${railBase(rail)}/transfers`);
+  const body = (await response.json()) as { items: RailTransfer[] };
+  return body.items.filter((item) => item.batch_id === batchId);
+}
+
+/** Makes the sandbox rail's next payout fail. */
+export async function failNextPayout(rail: 'a' | 'b'): Promise<void> {
+  const response = await fetch(`${railBase(rail)}/fail-next`, { method: 'POST' });
+  if (!response.ok) throw new Error(`fail-next refused: ${response.status}`);
+}
