@@ -12,6 +12,9 @@ export const API_PREFIX = '/api/v1';
 /** Every HTTP function's timeout: just under API Gateway's 30 s integration limit; the local runtime gives the same. */
 export const FUNCTION_TIMEOUT_SECONDS = 29;
 
+/** The scheduled settlement function's timeout (not an HTTP route: no API Gateway limit); the local timer gives the same. */
+export const SETTLEMENT_RUN_TIMEOUT_SECONDS = 15 * 60;
+
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
 /** What a function may touch in AWS; the API stack grants exactly this (least privilege). */

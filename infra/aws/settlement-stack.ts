@@ -15,6 +15,7 @@ import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import type { SettlementSettings } from './deploy-settings';
+import { SETTLEMENT_RUN_TIMEOUT_SECONDS } from '../routes';
 import { serviceFunction } from './service-function';
 import { grantTableAccess } from './table-access';
 
@@ -25,8 +26,6 @@ export interface SettlementStackProps extends StackProps {
   settlement: SettlementSettings;
 }
 
-/** Lambda's longest: the run stops starting batches a few seconds before it and answers with what it wrote. */
-const RUN_TIMEOUT_SECONDS = 15 * 60;
 /**
  * A run that fails (or whose event EventBridge or Lambda could not deliver) is tried again twice, within an hour:
  * a run is idempotent by construction, so a retry only settles what the failed one left. Older than an hour, the
@@ -41,7 +40,7 @@ export class SettlementStack extends Stack {
     const { table, secretsKey, settlement } = props;
 
     const run = serviceFunction(this, 'settlement-scheduled', {
-      timeoutSeconds: RUN_TIMEOUT_SECONDS,
+      timeoutSeconds: SETTLEMENT_RUN_TIMEOUT_SECONDS,
       // One run at a time: a run still going when the next is due makes the next wait (throttled, in Lambda's
       // asynchronous queue, up to MAX_EVENT_AGE). Correctness does not need it: every batch write is a conditional
       // transaction, so overlapping runs (or a run beside POST /settlements/run) never settle a transaction twice;

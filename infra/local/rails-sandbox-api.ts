@@ -16,9 +16,9 @@ const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 export const RAIL_PATHS = ['rail-a', 'rail-b'] as const;
 export type RailPath = (typeof RAIL_PATHS)[number];
 
-type Route = { rail: RailPath; action: 'payouts' | 'fail-next' | 'transfers' };
+type Route = { rail: RailPath; action: 'payouts' | 'fail-next' | 'transfers' } | { rail: RailPath; action: 'payout'; key: string };
 
-const METHOD_OF: Record<Route['action'], string> = { payouts: 'POST', 'fail-next': 'POST', transfers: 'GET' };
+const METHOD_OF: Record<Route['action'], string> = { payouts: 'POST', payout: 'GET', 'fail-next': 'POST', transfers: 'GET' };
 
 class Refusal extends Error {
   constructor(
@@ -104,6 +104,16 @@ export class RailsApi {
           return answerOf(attempt);
         });
       }
+      case 'payout': {
+        // The lookup: answered after any payout in flight under the key, so it never misses one being made.
+        this.authenticate(route.rail, req.headers);
+        const key = checkedKey(pathSegment(route.key));
+        return ledger.serialise(key, async () => {
+          const paid = ledger.paid(key);
+          if (paid === undefined) return { status: 404, body: { error: `No payout was paid under Idempotency-Key ${key}`, idempotency_key: key } };
+          return { status: 200, body: transferBody(paid) };
+        });
+      }
     }
   }
 
@@ -115,9 +125,11 @@ export class RailsApi {
 }
 
 function routeOf(path: string): Route | undefined {
+  const lookup = /^\/(rail-a|rail-b)\/payouts\/([^/]+)$/.exec(path);
+  if (lookup !== null) return { rail: lookup[1] as RailPath, action: 'payout', key: lookup[2] ?? '' };
   const match = /^\/(rail-a|rail-b)\/(payouts|fail-next|transfers)$/.exec(path);
   if (match === null) return undefined;
-  return { rail: match[1] as RailPath, action: match[2] as Route['action'] };
+  return { rail: match[1] as RailPath, action: match[2] as 'payouts' | 'fail-next' | 'transfers' };
 }
 
 function answerOf(attempt: Attempt): Answer {
@@ -146,10 +158,24 @@ const transferBody = (transfer: TransferRecord) => ({
 function idempotencyKey(headers: IncomingHttpHeaders): string {
   const key = header(headers, 'idempotency-key') ?? '';
   if (key === '') throw new Refusal(400, 'Missing Idempotency-Key header');
+  return checkedKey(key);
+}
+
+/** `key` when it is one a payout could have been made under; else a 400. */
+function checkedKey(key: string): string {
   if (key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key)) {
     throw new Refusal(400, `Idempotency-Key must be 1-${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters`);
   }
   return key;
+}
+
+/** A path segment, percent-decoded (the lookup's key). */
+function pathSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new Refusal(400, 'The idempotency key in the path is not valid percent-encoding');
+  }
 }
 
 function payoutOf(headers: IncomingHttpHeaders, raw: Buffer): PayoutInput {

@@ -5,7 +5,8 @@
  *   when it is another: nothing is paid twice under one key;
  * - a failed attempt does not consume its key: the next attempt under it is a new try;
  * - requests under one key run one at a time ({@link RailLedger.serialise}), so a second waits for the first to
- *   be answered (and saved) and then replays it, or tries anew after a failure.
+ *   be answered (and saved) and then replays it, or tries anew after a failure; a lookup of the key
+ *   ({@link RailLedger.paid}) waits the same way, so it answers only what is saved.
  * Keys are kept for ever: forgetting a paid key would let a retry pay a batch twice.
  */
 import { randomBytes } from 'node:crypto';
@@ -93,6 +94,11 @@ export class RailLedger {
     this.transfers.push(transfer);
     if (!fail) this.paidByKey.set(key, transfer);
     return { kind: fail ? 'failed' : 'paid', transfer };
+  }
+
+  /** The transfer paid under `key`, if one was (a failed attempt is not one). */
+  paid(key: string): TransferRecord | undefined {
+    return this.paidByKey.get(key);
   }
 
   /** Runs `work` once every request queued earlier under `key` has finished. */

@@ -4,10 +4,11 @@
  * them exactly as it pays through a real rail.
  *
  * Served, for each rail (`rail-a`, `rail-b`, each with its own key):
- *   POST /rail-x/payouts     the protocol: Authorization: Bearer <key>, Idempotency-Key, a JSON payout
+ *   POST /rail-x/payouts       the protocol: Authorization: Bearer <key>, Idempotency-Key, a JSON payout
+ *   GET  /rail-x/payouts/:key  the lookup (same key): 200 the transfer paid under that idempotency key, or 404
  * and the control routes of decisions.md §1 (no key: for people and acceptance suites):
- *   POST /rail-x/fail-next   that rail's next payout attempt fails (422), once
- *   GET  /rail-x/transfers   { items: [{ transfer_id, batch_id, amount, currency, status }] }, one per attempt
+ *   POST /rail-x/fail-next     that rail's next payout attempt fails (422), once
+ *   GET  /rail-x/transfers     { items: [{ transfer_id, batch_id, amount, currency, status }] }, one per attempt
  *
  * With `stateDir`, every transfer, paid key and pending fail-next survives a restart (`rails-sandbox-state.ts`):
  * each request that changed something is answered only once its change is on disk.

@@ -10,6 +10,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ensureTable } from '../../lib/store/table';
+import { SETTLEMENT_RUN_TIMEOUT_SECONDS } from '../routes';
 import { type SqsConsumer, type LocalDeliveryQueue } from './delivery-queue';
 import { startDeliveryPipeline, type SweepHandler } from './delivery-pipeline';
 import { startSupervisedDynamoDbLocal } from './dynamodb-local';
@@ -21,8 +22,6 @@ import { parseRate } from './schedule';
 import { invokeAsScheduled, type ScheduledHandler, startRateTimer } from './settlement-timer';
 import { stopsInReverse } from './stops';
 
-/** The settlement function's timeout in AWS (`RUN_TIMEOUT_SECONDS` of infra/aws/settlement-stack.ts), as its context reports it. */
-const SETTLEMENT_TIMEOUT_MS = 15 * 60_000;
 
 export interface LocalRuntimeOptions {
   httpPort: number;
@@ -95,7 +94,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       const settle = await loadFunction<ScheduledHandler>('settlement-scheduled');
       const timer = startRateTimer({
         intervalMs: settlementIntervalMs,
-        run: invokeAsScheduled(settle, { functionName: 'settlement-scheduled', timeoutMs: SETTLEMENT_TIMEOUT_MS }),
+        run: invokeAsScheduled(settle, { functionName: 'settlement-scheduled', timeoutMs: SETTLEMENT_RUN_TIMEOUT_SECONDS * 1000 }),
         onError: (error) => console.error('[settlement-schedule] the settlement run failed; the next one tries again', error),
         onSkip: () => console.warn('[settlement-schedule] the previous settlement run is still going: this one is skipped'),
       });

@@ -143,18 +143,29 @@ export function toMinorUnits(major: number, currency: CurrencyCode): number | un
 /**
  * Converts minor units back to the API's major units: the exact inverse of {@link parseAmount}
  * (`parseAmount(toMajorUnits(m, c), c)` gives `m`). Negative amounts are allowed: adjustments are negative.
- * The major amount is built as a decimal string and parsed once, so it is the double nearest the true value.
+ * The major amount is the decimal string of {@link formatMinorUnits}, parsed once, so it is the double nearest
+ * the true value (never a quotient of doubles), and zero of either sign gives a plain `0`.
  */
 export function toMajorUnits(minor: number, currency: CurrencyCode): number {
+  return Number(formatMinorUnits(minor, currency));
+}
+
+/**
+ * Minor units as a major-unit decimal string with exactly the currency's number of decimals (JPY `1000`, USD
+ * `12.30`, `-0.05`, KWD `1.234`), made by moving the decimal point in the integer's digits: no double ever holds
+ * the major amount, so even the largest safe integer keeps every digit. Zero, `-0` included, is unsigned
+ * (`0.00`). The one formatter behind {@link toMajorUnits} and the settlement report, so the API and the report
+ * cannot disagree about an amount. Throws a RangeError for a value that is not a safe integer: its digits
+ * (`1e+21`, `12.5`) are not an amount, and writing them would put a wrong number in front of a partner.
+ */
+export function formatMinorUnits(minor: number, currency: CurrencyCode): string {
   if (!Number.isSafeInteger(minor)) throw new RangeError(`Minor units must be a safe integer, got ${minor}`);
   const exponent = currencyExponent(currency);
-  if (minor === 0) return 0;
-
   const digits = String(Math.abs(minor)).padStart(exponent + 1, '0');
   const whole = digits.slice(0, digits.length - exponent);
   const fraction = digits.slice(digits.length - exponent);
   const sign = minor < 0 ? '-' : '';
-  return Number(fraction === '' ? `${sign}${whole}` : `${sign}${whole}.${fraction}`);
+  return fraction === '' ? `${sign}${whole}` : `${sign}${whole}.${fraction}`;
 }
 
 /**

@@ -12,8 +12,8 @@
  *   quote, CR or LF, and a double quote inside is doubled. Text is written as stored (UTF-8 on the wire).
  *
  * Amounts are major units with exactly the currency's number of decimals (JPY `1000`, USD `12.30`, KWD `1.234`,
- * `-12.30`), written from the integer minor units by moving the decimal point in the digit string: no double
- * ever holds the major amount, so no rounding can change a digit.
+ * `-12.30`), written by money's `formatMinorUnits` from the integer minor units: no double ever holds the
+ * major amount, so no rounding can change a digit, and an amount that is not a safe integer is refused.
  *
  * Spreadsheet formula injection (OWASP "CSV Injection"): partner_reference is partner-supplied text, and a cell
  * starting with `=`, `+`, `-`, `@`, TAB or CR is run as a formula by Excel, LibreOffice and Sheets. Such a text
@@ -24,7 +24,7 @@
  * stay a number a spreadsheet can add, not the text `'-12.30`. The price is that a reference stored as `=x`
  * reads `'=x` in the file; a program comparing it with the API must strip one leading `'` first.
  */
-import { currencyExponent, type CurrencyCode } from './money';
+import { type CurrencyCode, formatMinorUnits } from './money';
 import type { SettlementBatch, SettlementItem } from './settlement';
 
 /** The `content-type` of the report. */
@@ -72,22 +72,7 @@ function lineRecord(line: SettlementItem): string[] {
 }
 
 function amounts(currency: CurrencyCode, minors: number[]): string[] {
-  const exponent = currencyExponent(currency);
-  return minors.map((minor) => formatMinorUnits(minor, exponent));
-}
-
-/**
- * Minor units as a major-unit decimal with exactly `exponent` decimals (`-5` with 2 is `-0.05`), by string
- * arithmetic on the integer's digits. Throws a RangeError for a value that is not a safe integer: its digits
- * (`1e+21`, `12.5`) are not an amount, and writing them would put a wrong number in a finance report.
- */
-function formatMinorUnits(minor: number, exponent: number): string {
-  if (!Number.isSafeInteger(minor)) throw new RangeError(`Minor units must be a safe integer, got ${minor}`);
-  const digits = String(Math.abs(minor)).padStart(exponent + 1, '0');
-  const whole = digits.slice(0, digits.length - exponent);
-  const fraction = digits.slice(digits.length - exponent);
-  const sign = minor < 0 ? '-' : '';
-  return fraction === '' ? `${sign}${whole}` : `${sign}${whole}.${fraction}`;
+  return minors.map((minor) => formatMinorUnits(minor, currency));
 }
 
 /** OWASP's CSV-injection advice: a text cell that a spreadsheet would run as a formula gets a leading `'`. */

@@ -11,7 +11,6 @@
  *   negative); an adjustment that does not fit waits for a later batch, so nothing is ever dropped;
  * - totals are exact sums in minor units.
  */
-import type { RailName } from '../payouts/port';
 import type { CurrencyCode } from './money';
 
 /** One TransactWriteItems holds 100 items: the batch itself and one flip per item it takes. */
@@ -98,6 +97,13 @@ function planGroup(items: SettlementItem[]): PlannedBatch[] {
   }
   return batches;
 }
+
+export type RailName = 'railA' | 'railB';
+
+const RAIL_A_CURRENCIES: ReadonlySet<string> = new Set(['GBP', 'EUR', 'USD']);
+
+/** The rail a batch in `currency` pays over (interface-spec.md POST /settlements/pay): A for GBP, EUR, USD; else B. */
+export const railFor = (currency: CurrencyCode): RailName => (RAIL_A_CURRENCIES.has(currency) ? 'railA' : 'railB');
 
 /** The spec's batch statuses (interface-spec.md Settlement batch status). */
 export const BATCH_STATUSES = ['pending', 'sent', 'failed'] as const;

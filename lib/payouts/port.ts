@@ -1,7 +1,7 @@
 /**
  * The payout rails port (interface-spec.md POST /settlements/pay; decisions.md §7): what the settlement use case
  * needs from a rail, and nothing about how it is reached. Rail A pays GBP, EUR and USD; rail B every other
- * currency. The adapter behind it (`lib/payouts/http-rails.ts`) speaks the rail protocol of docs/settlement.md
+ * currency. The adapter behind it (`lib/payouts/http-rails.ts`) speaks the rail protocol of docs/rails.md
  * over HTTP: to the rails configured by environment in AWS, to the sandbox rails of `infra/local/` locally.
  *
  * Idempotency: the use case passes the batch id as `idempotencyKey`, on every attempt of that batch. A rail
@@ -10,13 +10,9 @@
  * paid" and "the batch was recorded sent" finds the payment made instead of making a second one.
  */
 import type { CurrencyCode } from '../domain/money';
+import type { RailName } from '../domain/settlement';
 
-export type RailName = 'railA' | 'railB';
-
-const RAIL_A_CURRENCIES: ReadonlySet<string> = new Set(['GBP', 'EUR', 'USD']);
-
-/** The rail a batch in `currency` pays over. Pure. */
-export const railFor = (currency: CurrencyCode): RailName => (RAIL_A_CURRENCIES.has(currency) ? 'railA' : 'railB');
+export type { RailName };
 
 export interface PayoutRequest {
   rail: RailName;
@@ -50,4 +46,10 @@ export class PayoutOutcomeUnknown extends Error {
 export interface PayoutRails {
   /** Resolves with the rail's answer; rejects with {@link PayoutOutcomeUnknown} when there is none. */
   pay(request: PayoutRequest): Promise<PayoutResult>;
+  /**
+   * The transfer the rail paid under `idempotencyKey`, or `null` when it paid none; rejects with
+   * {@link PayoutOutcomeUnknown} when the rail cannot tell. Asked before paying again a batch an earlier attempt
+   * may have paid, so no retry relies on the rail still remembering an old idempotency key.
+   */
+  findPaid(lookup: { rail: RailName; idempotencyKey: string }): Promise<{ transferId: string } | null>;
 }

@@ -8,14 +8,14 @@
  * - a payout is claimed by a conditional update (pending or failed, and no live claim);
  * - a paid batch is recorded `sent` together with every line's `queued -> paid`, conditional on the claim.
  */
-import { QueryCommand, type QueryCommandInput, GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, type BatchGetCommandOutput, QueryCommand, type QueryCommandInput, GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { currencyCode } from '../domain/money';
 import type { BatchStatus, SettlementBatch, SettlementItem } from '../domain/settlement';
 import { failedConditions, failedItem, isConditionFailure } from './conditions';
 import { documentClient, tableName } from './dynamo';
 import { keys, type TableKey } from './keys';
 import { type Page, queryPage, statusFilter } from './paging';
-import { transactWrite } from './transact';
+import { isConflictOnly, transactWrite } from './transact';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -63,12 +63,15 @@ export interface WaitingRead {
   items: SettlementItem[];
   /** Succeeded transactions in the index without a fee split: never paid on a guess, reported instead. */
   withoutFees: string[];
+  /** Adjustments held back: the payment they reverse is in a batch not yet paid (they wait until it is). */
+  held: number;
 }
 
 /**
  * Everything of one partner waiting for settlement (optionally one client's): succeeded transactions created
- * before `cutoff`, and every waiting adjustment (money owed back is deducted at the first chance). A Query on the
- * sparse index: its cost grows with what waits, not with the table's history.
+ * before `cutoff`, and the waiting adjustments whose reversed payment has been paid out (money owed back is
+ * deducted at the first chance, but never before the money it reverses was paid: that batch might still fail).
+ * A Query on the sparse index: its cost grows with what waits, not with the table's history.
  */
 export async function listWaiting(partnerId: string, clientId: string | undefined, cutoff: string): Promise<WaitingRead> {
   const names: Record<string, string> = { '#pk': 'gsi3pk', '#entity': 'entity', '#createdAt': 'createdAt', '#kind': 'kind' };
@@ -96,18 +99,44 @@ export async function listWaiting(partnerId: string, clientId: string | undefine
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
   };
-  const read: WaitingRead = { items: [], withoutFees: [] };
+  const found: SettlementItem[] = [];
+  const withoutFees: string[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await documentClient.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
     for (const raw of page.Items ?? []) {
       const item = toWaitingItem(raw);
-      if (item === undefined) read.withoutFees.push(raw.svcTxId as string);
-      else read.items.push(item);
+      if (item === undefined) withoutFees.push(raw.svcTxId as string);
+      else found.push(item);
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey !== undefined);
-  return read;
+  const adjustments = found.filter((item) => item.kind === 'adjustment');
+  const paid = await paidTransactions(adjustments.map((item) => item.svcTxId));
+  const items = found.filter((item) => item.kind === 'transaction' || paid.has(item.svcTxId));
+  return { items, withoutFees, held: found.length - items.length };
+}
+
+/** BatchGetItem's limit of keys per call. */
+const BATCH_GET_LIMIT = 100;
+
+/** Which of these transactions have been paid out (`settlementStatus: paid`); consistent reads. */
+async function paidTransactions(svcTxIds: readonly string[]): Promise<Set<string>> {
+  const paid = new Set<string>();
+  const unique = [...new Set(svcTxIds)];
+  for (let start = 0; start < unique.length; start += BATCH_GET_LIMIT) {
+    let keysLeft: Record<string, unknown>[] | undefined = unique.slice(start, start + BATCH_GET_LIMIT).map((id): Record<string, unknown> => ({ ...keys.transaction(id) }));
+    while (keysLeft !== undefined && keysLeft.length > 0) {
+      const { Responses, UnprocessedKeys }: BatchGetCommandOutput = await documentClient.send(
+        new BatchGetCommand({
+          RequestItems: { [tableName]: { Keys: keysLeft, ConsistentRead: true, ProjectionExpression: 'svcTxId, settlementStatus' } },
+        }),
+      );
+      for (const item of Responses?.[tableName] ?? []) if (item.settlementStatus === 'paid') paid.add(item.svcTxId as string);
+      keysLeft = UnprocessedKeys?.[tableName]?.Keys;
+    }
+  }
+  return paid;
 }
 
 const toBatch = (item: Record<string, unknown>): SettlementBatch => ({
@@ -127,8 +156,12 @@ const toBatch = (item: Record<string, unknown>): SettlementBatch => ({
   updatedAt: item.updatedAt as string,
 });
 
-/** `created`, or the lines another run took first (nothing written: plan again without them). */
-export type BatchWrite = { outcome: 'created' } | { outcome: 'taken'; taken: SettlementItem[] };
+/**
+ * `created`; `taken`: lines another run took first (nothing written: plan again without them); `contended`:
+ * other writes kept cancelling the transaction (DynamoDB's TransactionConflict) past the quick retries (nothing
+ * written: try again later).
+ */
+export type BatchWrite = { outcome: 'created' } | { outcome: 'taken'; taken: SettlementItem[] } | { outcome: 'contended' };
 
 /**
  * Writes a new batch and flips its lines `unsettled -> queued` (out of the index, `batchId` set) in one
@@ -173,6 +206,7 @@ export async function createBatch(batch: SettlementBatch): Promise<BatchWrite> {
     await transactWrite(items);
     return { outcome: 'created' };
   } catch (error) {
+    if (isConflictOnly(error)) return { outcome: 'contended' };
     const failed = failedConditions(error);
     // Item 0 is the batch itself (a fresh UUID: never taken); the lines follow it.
     const taken = failed.filter((index) => index > 0).map((index) => batch.lines[index - 1] as SettlementItem);
@@ -263,7 +297,7 @@ export type PayoutRecord = 'recorded' | 'claim-lost';
  */
 export async function recordPayoutSent(batch: SettlementBatch, claimId: string, transferId: string | null, now: string): Promise<PayoutRecord> {
   const items: TransactItem[] = [
-    endOfClaim(batch, claimId, '#status = :sent, transferId = :transferId, failureReason = :none', {
+    endOfClaim(batch, claimId, '#status = :sent, transferId = :transferId, failureReason = :none, failureDetail = :none', {
       ':sent': 'sent',
       ':transferId': transferId,
       ':none': null,
@@ -288,10 +322,25 @@ export async function recordPayoutSent(batch: SettlementBatch, claimId: string, 
   }
 }
 
-/** The payout refused, or its outcome unknown: `failed` with the reason (the transfer ids stay null until paid). */
-export async function recordPayoutFailed(batch: SettlementBatch, claimId: string, reason: string, now: string): Promise<PayoutRecord> {
+/**
+ * The payout refused, or its outcome unknown: `failed` with the reason partners see and the detail operators do
+ * (the transfer ids stay null until paid).
+ */
+export async function recordPayoutFailed(
+  batch: SettlementBatch,
+  claimId: string,
+  failure: { reason: string; detail: string },
+  now: string,
+): Promise<PayoutRecord> {
   try {
-    await transactWrite([endOfClaim(batch, claimId, '#status = :failed, failureReason = :reason', { ':failed': 'failed', ':reason': reason, ':now': now })]);
+    await transactWrite([
+      endOfClaim(batch, claimId, '#status = :failed, failureReason = :reason, failureDetail = :detail', {
+        ':failed': 'failed',
+        ':reason': failure.reason,
+        ':detail': failure.detail,
+        ':now': now,
+      }),
+    ]);
     return 'recorded';
   } catch (error) {
     if (isConditionFailure(error)) return 'claim-lost';

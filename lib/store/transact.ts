@@ -4,7 +4,12 @@
  * DynamoDB cancels such a transaction with `TransactionConflict`, and the SDK does not retry it: a few quick
  * retries here keep that race from surfacing as a 500 or a redelivered message. A failed condition is never
  * retried: it is the caller's answer.
+ *
+ * Each call carries a fresh `ClientRequestToken`, which the SDK's own retries of that call resend: a transaction
+ * that committed but whose answer was lost (a timeout, a reset connection) is answered as committed on the SDK's
+ * retry, instead of failing on its own conditions as if another writer had got there first.
  */
+import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,7 +17,7 @@ import { documentClient } from './dynamo';
 
 const CONFLICT_RETRIES = 3;
 
-function isConflictOnly(error: unknown): boolean {
+export function isConflictOnly(error: unknown): boolean {
   if (!(error instanceof TransactionCanceledException)) return false;
   const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code);
   return codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
@@ -21,7 +26,7 @@ function isConflictOnly(error: unknown): boolean {
 export async function transactWrite(items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<void> {
   for (let retry = 0; ; retry++) {
     try {
-      await documentClient.send(new TransactWriteCommand({ TransactItems: items }));
+      await documentClient.send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: randomUUID() }));
       return;
     } catch (error) {
       if (retry >= CONFLICT_RETRIES || !isConflictOnly(error)) throw error;

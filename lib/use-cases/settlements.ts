@@ -4,12 +4,13 @@
  * the whole story; the invariants are kept by the store's conditional transactions (`lib/store/settlements.ts`).
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { timeLeftMs } from '../deadline';
 import { assertActsFor, type Caller } from '../domain/caller';
 import { errors } from '../domain/errors';
-import { planBatches, type PlannedBatch, type SettlementBatch, type SettlementItem } from '../domain/settlement';
+import { planBatches, type PlannedBatch, railFor, type SettlementBatch, type SettlementItem } from '../domain/settlement';
 import { countMetric, logger } from '../observability';
-import { type PayoutRails, railFor } from '../payouts/port';
+import type { PayoutRails } from '../payouts/port';
 import type * as partners from '../store/partners';
 import type * as settlements from '../store/settlements';
 import type { Page } from '../store/paging';
@@ -58,41 +59,78 @@ export async function runScopeFor(deps: SettlementDeps, caller: Caller, query: R
  * One settlement run: every eligible item of the scope planned into batches (`planBatches`) and each batch
  * written with its lines' flips in one transaction. A batch that loses lines to a concurrent run is planned
  * again without them. Returns the batches this run created.
+ *
+ * A failure is contained to its partner (a read) or its batch (a write): logged and counted, the rest of the run
+ * goes on, and what failed still waits for the next run. Only a run that failed without creating anything fails
+ * as a whole (so a table that is down answers 503, not "nothing to settle").
  */
 export async function runSettlement(deps: SettlementDeps, scope: RunScope): Promise<SettlementBatch[]> {
   const now = deps.now();
   const cutoff = cutoffOf(deps.cutoff, now);
   const created: SettlementBatch[] = [];
+  const failures: unknown[] = [];
   const partnerIds = scope.partnerId === undefined ? deps.partners.allPartnerIds() : [scope.partnerId];
   for await (const partnerId of partnerIds) {
     if (!hasTimeFor()) break;
-    const waiting = await deps.settlements.listWaiting(partnerId, scope.clientId, cutoff);
-    if (waiting.withoutFees.length > 0) {
-      logger.error('Succeeded transactions without a fee split are left out of settlement', { partnerId, svcTxIds: waiting.withoutFees.slice(0, 20) });
-      countMetric('SettlementItemsWithoutFees', waiting.withoutFees.length);
-    }
-    const plans = planBatches(waiting.items);
-    for (let start = 0; start < plans.length && hasTimeFor(); start += WRITE_CONCURRENCY) {
-      const written = await Promise.all(plans.slice(start, start + WRITE_CONCURRENCY).map((plan) => writeBatch(deps, plan, now)));
-      created.push(...written.flat());
+    try {
+      const outcomes = await settlePartner(deps, partnerId, scope.clientId, cutoff, now);
+      for (const outcome of outcomes) {
+        if (outcome.status === 'fulfilled') created.push(...outcome.value);
+        else failures.push(outcome.reason);
+      }
+    } catch (error) {
+      failures.push(error);
     }
   }
   countMetric('SettlementBatchesCreated', created.length);
+  if (failures.length > 0) {
+    countMetric('SettlementRunFailures', failures.length);
+    logger.error('Settlement run: some partners or batches failed; they wait for the next run', { failures: failures.length, error: failures[0] });
+    if (created.length === 0) throw failures[0];
+  }
   return created;
+}
+
+async function settlePartner(deps: SettlementDeps, partnerId: string, clientId: string | undefined, cutoff: string, now: Date) {
+  const waiting = await deps.settlements.listWaiting(partnerId, clientId, cutoff);
+  if (waiting.withoutFees.length > 0) {
+    logger.error('Succeeded transactions without a fee split are left out of settlement', { partnerId, svcTxIds: waiting.withoutFees.slice(0, 20) });
+    countMetric('SettlementItemsWithoutFees', waiting.withoutFees.length);
+  }
+  const plans = planBatches(waiting.items);
+  const outcomes: PromiseSettledResult<SettlementBatch[]>[] = [];
+  for (let start = 0; start < plans.length && hasTimeFor(); start += WRITE_CONCURRENCY) {
+    outcomes.push(...(await Promise.allSettled(plans.slice(start, start + WRITE_CONCURRENCY).map((plan) => writeBatch(deps, plan, now)))));
+  }
+  return outcomes;
 }
 
 const hasTimeFor = () => (timeLeftMs() ?? Number.POSITIVE_INFINITY) > RUN_RESERVE_MS;
 
-/** Writes one planned batch; lines taken meanwhile by another run are dropped and the rest planned again. */
+/** Tries of one batch that other writes keep cancelling (beyond the store's quick retries), with a growing pause. */
+const CONTENDED_TRIES = 5;
+const contentionPause = (tries: number) => sleep(50 * tries + Math.random() * 100);
+
+/**
+ * Writes one planned batch; lines taken meanwhile by another run are dropped and the rest planned again; a write
+ * cancelled by concurrent writes is tried again a few times, then left for the next run.
+ */
 async function writeBatch(deps: SettlementDeps, plan: PlannedBatch, now: Date): Promise<SettlementBatch[]> {
   let next: PlannedBatch | undefined = plan;
-  while (next !== undefined) {
+  let contended = 0;
+  while (next !== undefined && hasTimeFor()) {
     const batch = newBatch(next, now);
     const write = await deps.settlements.createBatch(batch);
     if (write.outcome === 'created') return [batch];
+    if (write.outcome === 'contended') {
+      countMetric('SettlementBatchWritesContended');
+      if (++contended >= CONTENDED_TRIES) return [];
+      await contentionPause(contended);
+      continue;
+    }
     countMetric('SettlementLinesTakenByAnotherRun', write.taken.length);
     const taken = new Set(write.taken.map(lineId));
-    // Each round drops at least one line, so this ends; what is left is one group, so one batch at most.
+    // Each such round drops at least one line; what is left is one group, so one batch at most.
     next = planBatches(next.items.filter((line) => !taken.has(lineId(line))))[0];
   }
   return [];
@@ -144,11 +182,20 @@ export function listBatchesFor(
  */
 const claimLeaseMs = () => Math.max(timeLeftMs() ?? 60_000, 0) + 5_000;
 
+/** What a partner reads in `failureReason`; the rail's own words (which may name configuration) are logged. */
+const FAILURE_REASONS = {
+  refused: 'The payout rail refused the payout; nothing was paid. The batch may be paid again.',
+  unknown: 'The payout rail did not confirm the payout. Paying the batch again is safe: a payout already made is found, not repeated.',
+} as const;
+
 /**
  * Pays a batch (decisions.md §7): claimed (pending or failed, no payout running), paid over its rail with the
  * batch id as the rail's idempotency key, then recorded `sent` with every line `paid` at once, or `failed`
- * (502 PAYOUT_FAILED). A retry after any failure, or after a crash at any point, asks the rail under the same
- * key, so a payout the rail already made is found, never made twice.
+ * (502 PAYOUT_FAILED).
+ *
+ * Never twice: an attempt after an earlier one (which may have paid before its answer or its record was lost)
+ * first asks the rail for a payout under the batch's key and completes the batch with it; only when the rail
+ * says there is none does it pay. The rail's replay of a paid key is the second line of defence.
  */
 export async function payBatch(deps: SettlementDeps, caller: Caller, batchId: string): Promise<SettlementBatch> {
   const batch = await getBatchFor(deps, caller, batchId);
@@ -166,45 +213,63 @@ export async function payBatch(deps: SettlementDeps, caller: Caller, batchId: st
 
   let result;
   try {
-    result = await deps.rails.pay({
-      rail: held.rail,
-      idempotencyKey: held.id,
-      batchId: held.id,
-      partnerId: held.partnerId,
-      clientId: held.clientId,
-      amountMinor: held.totals.netMinor,
-      currency: held.currency,
-    });
+    const earlier = held.payoutAttempts > 1 ? await deps.rails.findPaid({ rail: held.rail, idempotencyKey: held.id }) : null;
+    result = earlier === null ? await deps.rails.pay(payoutOf(held)) : ({ outcome: 'paid', transferId: earlier.transferId } as const);
   } catch (error) {
-    // The rail may or may not have paid: failed for now; paying again asks the rail under the same key.
-    const reason = error instanceof Error ? error.message : 'the rail gave no answer';
-    logger.warn('Payout outcome unknown', { batchId: held.id, rail: held.rail, reason });
-    await recordFailed(deps, held, claim.id, `outcome unknown: ${reason}`);
+    // The rail may or may not have paid: failed for now; paying again asks the rail first.
+    const detail = error instanceof Error ? error.message : 'the rail gave no answer';
+    logger.warn('Payout outcome unknown', { batchId: held.id, rail: held.rail, detail });
+    await recordFailed(deps, held, claim.id, { reason: FAILURE_REASONS.unknown, detail: `outcome unknown: ${detail}` });
     throw errors.payoutFailed(error);
   }
   if (result.outcome === 'failed') {
-    await recordFailed(deps, held, claim.id, result.reason);
+    logger.warn('Payout refused', { batchId: held.id, rail: held.rail, detail: result.reason, transferId: result.transferId });
+    await recordFailed(deps, held, claim.id, { reason: FAILURE_REASONS.refused, detail: result.reason });
     throw errors.payoutFailed();
   }
   return recordSent(deps, held, claim.id, result.transferId);
 }
 
+const payoutOf = (batch: SettlementBatch) => ({
+  rail: batch.rail,
+  idempotencyKey: batch.id,
+  batchId: batch.id,
+  partnerId: batch.partnerId,
+  clientId: batch.clientId,
+  amountMinor: batch.totals.netMinor,
+  currency: batch.currency,
+});
+
+/** Tries of the `sent` record after the rail paid: a write lost now leaves a paid batch looking unpaid. */
+const RECORD_TRIES = 3;
+
 async function recordSent(deps: SettlementDeps, batch: SettlementBatch, claimId: string, transferId: string | null): Promise<SettlementBatch> {
   const at = deps.now().toISOString();
-  const recorded = await deps.settlements.recordPayoutSent(batch, claimId, transferId, at);
+  let recorded;
+  for (let tries = 1; ; tries++) {
+    try {
+      recorded = await deps.settlements.recordPayoutSent(batch, claimId, transferId, at);
+      break;
+    } catch (error) {
+      // Still unrecorded: the claim lapses, and the next pay finds this payout at the rail and records it.
+      logger.error('A paid batch could not be recorded sent', { batchId: batch.id, transferId, tries, error });
+      if (tries >= RECORD_TRIES || !hasTimeFor()) throw error;
+      await sleep(100 * tries);
+    }
+  }
   if (recorded === 'recorded') {
     countMetric('SettlementBatchesPaid');
     return { ...batch, status: 'sent', transferId, payoutClaim: null, failureReason: null, updatedAt: at };
   }
-  // The claim lapsed while the rail answered, and another attempt took the batch: under the same key, the rail
-  // gave it the same transfer. Whatever that attempt recorded is the batch now.
+  // The claim lapsed while the rail answered, and another attempt took the batch: it asks the rail first, so it
+  // finds this same transfer. Whatever that attempt recorded is the batch now.
   const now = await deps.settlements.getBatch(batch.id);
   if (now?.status === 'sent') return now;
   throw errors.batchPayoutInProgress();
 }
 
-async function recordFailed(deps: SettlementDeps, batch: SettlementBatch, claimId: string, reason: string): Promise<void> {
+async function recordFailed(deps: SettlementDeps, batch: SettlementBatch, claimId: string, failure: { reason: string; detail: string }): Promise<void> {
   countMetric('SettlementPayoutsFailed');
-  const recorded = await deps.settlements.recordPayoutFailed(batch, claimId, reason, deps.now().toISOString());
+  const recorded = await deps.settlements.recordPayoutFailed(batch, claimId, failure, deps.now().toISOString());
   if (recorded === 'claim-lost') logger.warn('Payout failure not recorded: another attempt holds the batch', { batchId: batch.id });
 }

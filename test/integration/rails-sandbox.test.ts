@@ -5,10 +5,14 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRailsSandbox, type RailsSandbox } from '../../infra/local/rails-sandbox';
+import { RailsApi } from '../../infra/local/rails-sandbox-api';
+import { RailLedger } from '../../infra/local/rails-sandbox-ledger';
 import { runWithDeadline } from '../../lib/deadline';
 import { currencyCode } from '../../lib/domain/money';
 import { createHttpRails } from '../../lib/payouts/http-rails';
@@ -218,8 +222,9 @@ describe('the sandbox rails through the HTTP rails adapter', () => {
     const replayed = await adapterFor(second).pay(request);
     const onB = await adapterFor(second).pay(payout({ rail: 'railB' }));
 
-    // Assert: no second payout of the batch
+    // Assert: no second payout of the batch, and the lookup still finds it
     expect(replayed).toEqual(paid);
+    expect(await adapterFor(second).findPaid({ rail: 'railA', idempotencyKey: request.idempotencyKey })).toEqual({ transferId: paid.transferId });
     expect(onB.outcome).toBe('failed');
     expect(await transfers(second, 'rail-a')).toEqual([expect.objectContaining({ transfer_id: paid.transferId, status: 'paid' })]);
   });
@@ -228,6 +233,115 @@ describe('the sandbox rails through the HTTP rails adapter', () => {
     await start();
 
     await expect(startRailsSandbox({ port, keys: KEYS })).rejects.toThrow(new RegExp(`port ${port} .*in use`, 'i'));
+  });
+});
+
+describe('the sandbox rails answering whether a key was paid (findPaid through the adapter)', () => {
+  const lookupOf = (request: PayoutRequest) => ({ rail: request.rail, idempotencyKey: request.idempotencyKey });
+
+  it('finds a paid key, with the transfer_id of the payout (also for a key that needs url-encoding)', async () => {
+    // Arrange
+    const sandbox = await start();
+    const rails = adapterFor(sandbox);
+    const request = payout();
+    const odd = payout({ idempotencyKey: `a/b?c#d%e&f+${batches}` });
+    const paid = await rails.pay(request);
+    const oddPaid = await rails.pay(odd);
+
+    // Act
+    const found = await rails.findPaid(lookupOf(request));
+    const oddFound = await rails.findPaid(lookupOf(odd));
+
+    // Assert
+    expect(paid.outcome).toBe('paid');
+    expect(found).toEqual({ transferId: paid.transferId });
+    expect(oddFound).toEqual({ transferId: oddPaid.transferId });
+    expect(await transfers(sandbox, 'rail-a')).toHaveLength(2);
+  });
+
+  it('answers null for a key with only a failed attempt, and for a key never used', async () => {
+    const sandbox = await start();
+    const rails = adapterFor(sandbox);
+    const request = payout();
+    await failNext(sandbox, 'rail-a');
+    expect((await rails.pay(request)).outcome).toBe('failed');
+
+    expect(await rails.findPaid(lookupOf(request))).toBeNull();
+    expect(await rails.findPaid(lookupOf(payout()))).toBeNull();
+  });
+
+  it("answers null on one rail for a key paid on the other rail", async () => {
+    const sandbox = await start();
+    const rails = adapterFor(sandbox);
+    const yen = payout({ rail: 'railB', amountMinor: 1500, currency: currencyCode('JPY') });
+    const onB = await rails.pay(yen);
+
+    expect(await rails.findPaid({ rail: 'railA', idempotencyKey: yen.idempotencyKey })).toBeNull();
+    expect(await rails.findPaid(lookupOf(yen))).toEqual({ transferId: onB.transferId });
+  });
+
+  it("throws PayoutOutcomeUnknown (HTTP 401) to a wrong key, or to rail B's key on rail A, even for a paid key", async () => {
+    // Arrange
+    const sandbox = await start();
+    const request = payout();
+    await adapterFor(sandbox).pay(request);
+
+    // Act
+    const wrong = await adapterFor(sandbox, { railA: 'rail_a_wrong', railB: KEYS.railB }).findPaid(lookupOf(request)).catch((caught: unknown) => caught);
+    const crossed = await adapterFor(sandbox, { railA: KEYS.railB, railB: KEYS.railB }).findPaid(lookupOf(request)).catch((caught: unknown) => caught);
+
+    // Assert
+    for (const error of [wrong, crossed]) {
+      expect(error).toBeInstanceOf(PayoutOutcomeUnknown);
+      expect((error as Error).message).toMatch(/rail A answered HTTP 401/);
+    }
+  });
+
+  it('answers a lookup only once a payout in flight under the same key is answered and saved', async () => {
+    // Arrange: the sandbox's HTTP side over a save that holds every payout until released
+    const ledgers = { 'rail-a': new RailLedger('tr_a_'), 'rail-b': new RailLedger('tr_b_') };
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let saving: () => void = () => undefined;
+    const saveStarted = new Promise<void>((resolve) => (saving = resolve));
+    const api = new RailsApi({ 'rail-a': KEYS.railA, 'rail-b': KEYS.railB }, ledgers, () => (saving(), held));
+    const server = createHttpServer((req, res) => void api.serve(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const rails = createHttpRails({ railABase: `${base}/rail-a`, railBBase: `${base}/rail-b`, loadKeys: railKeysFromEnvironment(KEYS) });
+    const request = payout();
+
+    try {
+      // Act: the payout is being saved when the lookup arrives
+      const paying = rails.pay(request);
+      await saveStarted;
+      let answered = false;
+      const lookingUp = rails.findPaid(lookupOf(request)).finally(() => (answered = true));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const answeredBeforeRelease = answered;
+      release();
+
+      // Assert: the lookup waited, then found the payout just made
+      const paid = await paying;
+      expect(answeredBeforeRelease).toBe(false);
+      expect(await lookingUp).toEqual({ transferId: paid.outcome === 'paid' ? paid.transferId : 'not paid' });
+    } finally {
+      release();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('serves the lookup on GET only, with JSON errors', async () => {
+    const sandbox = await start();
+
+    const posted = await post(sandbox, '/rail-a/payouts/some-key', '{}');
+    const unknown = await fetch(`${sandbox.url}/rail-b/payouts/some-key`, { headers: { authorization: `Bearer ${KEYS.railB}` } });
+
+    expect(posted.status).toBe(405);
+    expect(posted.headers.get('allow')).toBe('GET');
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ error: expect.any(String), idempotency_key: 'some-key' });
   });
 });
 

@@ -41,18 +41,21 @@ const rejection = async (work: Promise<unknown>) => {
   throw new Error('expected a rejection');
 };
 
+/** Rails that pay, then lose the answer: the rail paid, the service cannot know. */
+const answerLost: SettlementDeps = {
+  ...settlementDeps,
+  rails: {
+    ...settlementDeps.rails,
+    pay: async (request) => {
+      await settlementDeps.rails.pay(request);
+      throw new PayoutOutcomeUnknown('rail A did not answer within 9000 ms');
+    },
+  },
+};
+
 describe('a payout interrupted after the rail paid', () => {
   it('is recorded failed when the rail`s answer is lost, and paying again finds the payout made: one paid transfer, never two', async () => {
     const { batch, caller } = await pendingBatchOfNewPartner();
-    const answerLost: SettlementDeps = {
-      ...settlementDeps,
-      rails: {
-        pay: async (request) => {
-          await settlementDeps.rails.pay(request);
-          throw new PayoutOutcomeUnknown('rail A: connection reset before the answer arrived');
-        },
-      },
-    };
 
     const lost = await rejection(payBatch(answerLost, caller, batch.id));
     const afterLoss = await getBatch(batch.id);
@@ -61,9 +64,33 @@ describe('a payout interrupted after the rail paid', () => {
     expect(lost).toBeInstanceOf(ServiceError);
     expect((lost as ServiceError).code).toBe('PAYOUT_FAILED');
     expect(afterLoss).toMatchObject({ status: 'failed', transferId: null, payoutClaim: null });
-    expect(afterLoss?.failureReason).toContain('outcome unknown');
+    expect(afterLoss?.failureReason).toBe('The payout rail did not confirm the payout. Paying the batch again is safe: a payout already made is found, not repeated.');
     const transfers = await railTransfers('a', batch.id);
     expect(transfers).toEqual([expect.objectContaining({ status: 'paid', amount: batch.totals.netMinor / 100 })]);
+    expect(retried).toMatchObject({ status: 'sent', transferId: transfers[0]?.transfer_id });
+  }, TEST_TIMEOUT_MS);
+
+  it('asks the rail before paying again, so a rail that has forgotten the idempotency key still pays once', async () => {
+    const { batch, caller } = await pendingBatchOfNewPartner();
+    let paysAfterLoss = 0;
+    const forgetful: SettlementDeps = {
+      ...settlementDeps,
+      rails: {
+        ...settlementDeps.rails,
+        // A rail that kept keys for a day: under the old key it would pay again.
+        pay: async (request) => {
+          paysAfterLoss++;
+          return settlementDeps.rails.pay({ ...request, idempotencyKey: `${request.idempotencyKey}-forgotten` });
+        },
+      },
+    };
+
+    await rejection(payBatch(answerLost, caller, batch.id));
+    const retried = await payBatch(forgetful, caller, batch.id);
+
+    const transfers = await railTransfers('a', batch.id);
+    expect(paysAfterLoss).toBe(0);
+    expect(transfers).toEqual([expect.objectContaining({ status: 'paid' })]);
     expect(retried).toMatchObject({ status: 'sent', transferId: transfers[0]?.transfer_id });
   }, TEST_TIMEOUT_MS);
 
@@ -80,11 +107,12 @@ describe('a payout interrupted after the rail paid', () => {
     };
     const later = (minutes: number): SettlementDeps => ({ ...settlementDeps, now: () => new Date(Date.now() + minutes * 60_000) });
 
-    await rejection(payBatch(diesAfterPaying, caller, batch.id));
+    const died = await rejection(payBatch(diesAfterPaying, caller, batch.id));
     const held = await getBatch(batch.id);
     const whileHeld = await rejection(payBatch(settlementDeps, caller, batch.id));
     const afterLease = await payBatch(later(5), caller, batch.id);
 
+    expect((died as Error).message).toBe('the process died before recording the payout');
     expect(held).toMatchObject({ status: 'pending', payoutAttempts: 1 });
     expect(held?.payoutClaim).not.toBeNull();
     expect((whileHeld as ServiceError).code).toBe('BATCH_PAYOUT_IN_PROGRESS');

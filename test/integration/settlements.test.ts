@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { usePartnerSuite, type PartnerCredentials } from '../support/api';
-import { failNextPayout, inParallel, railTransfers, refund, transactionIn } from '../support/settlement';
+import { chargeBack, failNextPayout, inParallel, railTransfers, refund, transactionIn } from '../support/settlement';
 import type { Transaction } from '../../lib/domain/transaction';
 
 /** Each test brings its transactions to `succeeded` through the processor webhook, and runs with the rest of the suite. */
@@ -296,6 +296,50 @@ describe('POST /settlements/pay', () => {
     expect(await railTransfers('a', nextBatch.id)).toEqual([expect.objectContaining({ amount: nextBatch.totalNet, status: 'paid' })]);
     // The adjustment was deducted once: a further run finds nothing.
     expect((await run(partner)).body.created_batches).toBe(0);
+  }, TEST_TIMEOUT_MS);
+});
+
+describe('adjustments (refunds and chargebacks after settlement, decisions.md §5)', () => {
+  it('holds back the adjustment of a payment whose batch is not paid yet, and deducts it from the first batch after that payout', async () => {
+    const { partner, clientIds } = await freshPartner();
+    const payee = { partnerId: partner.partnerId, clientId: clientIds[0] as string };
+    const first = await transactionIn(suite.api, payee, { amountMinor: 5000, currency: 'EUR' });
+    await transactionIn(suite.api, payee, { amountMinor: 7000, currency: 'EUR' });
+    const [batch] = (await run(partner)).body.batches;
+    await chargeBack(suite.api, first);
+    await transactionIn(suite.api, payee, { amountMinor: 9000, currency: 'EUR' });
+
+    // The charged-back payment's batch is unpaid: its money has not reached the merchant, so nothing is deducted yet.
+    const whileUnpaid = await run(partner);
+    expect((await pay(partner, batch.id)).status).toBe(200);
+    await transactionIn(suite.api, payee, { amountMinor: 9500, currency: 'EUR' });
+    const afterPayout = await run(partner);
+
+    expect(whileUnpaid.body.created_batches).toBe(1);
+    expect(whileUnpaid.body.batches[0].adjustments).toEqual([]);
+    expect(afterPayout.body.created_batches).toBe(1);
+    expect(afterPayout.body.batches[0].adjustments).toEqual([expect.objectContaining({ svcTxId: first.svcTxId, type: 'chargeback', gross: -50 })]);
+    expect((await readTx(partner, first)).body).toMatchObject({ status: 'chargeback', settlementStatus: 'paid' });
+  }, TEST_TIMEOUT_MS);
+
+  it('lets an adjustment larger than the next batch`s net wait for a later batch (a payout is never negative)', async () => {
+    const { partner, clientIds } = await freshPartner();
+    const payee = { partnerId: partner.partnerId, clientId: clientIds[0] as string };
+    const big = await transactionIn(suite.api, payee, { amountMinor: 100_000, currency: 'USD' });
+    const [batch] = (await run(partner)).body.batches;
+    expect((await pay(partner, batch.id)).status).toBe(200);
+    await refund(suite.api, big);
+    await transactionIn(suite.api, payee, { amountMinor: 1_000, currency: 'USD' });
+
+    const small = await run(partner);
+    await transactionIn(suite.api, payee, { amountMinor: 200_000, currency: 'USD' });
+    const large = await run(partner);
+
+    expect(small.body.batches[0].adjustments).toEqual([]);
+    expect(small.body.batches[0].totalNet).toBeGreaterThan(0);
+    expect(large.body.batches[0].adjustments).toEqual([expect.objectContaining({ svcTxId: big.svcTxId, type: 'refund', gross: -1000 })]);
+    expect(large.body.batches[0].totalNet).toBeGreaterThan(0);
+    expect(large.body.batches[0].totalGross).toBe(1000);
   }, TEST_TIMEOUT_MS);
 });
 

@@ -5,7 +5,7 @@
 import { config } from '../../lib/config';
 import type { Transaction } from '../../lib/domain/transaction';
 import type { TestApi } from './api';
-import { eventBody, intentObject, pendingTransaction, refundedCharge, signed } from './processor-events';
+import { dispute, eventBody, intentObject, pendingTransaction, refundedCharge, signed } from './processor-events';
 
 /** Yesterday at noon UTC: before today's day boundary, so a day-boundary run takes it. */
 export const yesterday = () => new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() - 1, 12)).toISOString();
@@ -39,6 +39,10 @@ export async function transactionIn(
 /** Refunds a transaction fully, through the processor's `charge.refunded` event. */
 export const refund = (api: TestApi, tx: Transaction) =>
   postProcessorEvent(api, eventBody('charge.refunded', refundedCharge(tx.processorPaymentIntentId ?? '', tx.amountMinor, tx.amountMinor, tx.currency.toLowerCase())));
+
+/** Charges a transaction back, through the processor's `charge.dispute.created` event. */
+export const chargeBack = (api: TestApi, tx: Transaction) =>
+  postProcessorEvent(api, eventBody('charge.dispute.created', dispute(tx.processorPaymentIntentId ?? '', tx.amountMinor, tx.currency.toLowerCase())));
 
 /** Runs `work` over `items`, `concurrency` at a time. */
 export async function inParallel<T, R>(items: readonly T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {

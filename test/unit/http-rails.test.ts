@@ -28,7 +28,7 @@ function scriptedFetch(answer: (sent: Sent) => Response | Promise<Response>) {
       url: String(input),
       method: init?.method,
       headers: Object.fromEntries(new Headers(init?.headers).entries()),
-      body: JSON.parse(String(init?.body)),
+      body: init?.body === undefined ? undefined : JSON.parse(String(init.body)),
       signal: init?.signal ?? undefined,
     };
     sent.push(request);
@@ -57,15 +57,18 @@ const payout = (overrides: Partial<PayoutRequest> = {}): PayoutRequest => ({
 
 const PAID = { transfer_id: 'tr_a_1', batch_id: 'stl_batch_1', amount: 10.5, currency: 'USD', status: 'paid' };
 
-/** The error a pay rejects with (and a failure of the test if it resolves). */
-async function rejection(pay: Promise<unknown>): Promise<Error> {
-  const outcome = await pay.then(
+/** The error a call rejects with (and a failure of the test if it resolves). */
+async function rejection(call: Promise<unknown>): Promise<Error> {
+  const outcome = await call.then(
     (value) => ({ value }),
     (error: unknown) => ({ error }),
   );
-  if (!('error' in outcome)) throw new Error(`expected the pay to reject, it resolved with ${JSON.stringify(outcome.value)}`);
+  if (!('error' in outcome)) throw new Error(`expected the call to reject, it resolved with ${JSON.stringify(outcome.value)}`);
   return outcome.error as Error;
 }
+
+const BATCH = '0b9e4c52-6a3e-4f0e-9a53-2f1d7c0e8a11';
+const lookup = (rail: 'railA' | 'railB' = 'railA', idempotencyKey = BATCH) => ({ rail, idempotencyKey });
 
 describe('the HTTP rails adapter', () => {
   it('POSTs the payout to the rail of the request, in major units, with its key and the idempotency key', async () => {
@@ -136,18 +139,25 @@ describe('the HTTP rails adapter', () => {
     expect(error.message).not.toContain(KEYS.railA);
   });
 
-  it('throws PayoutOutcomeUnknown naming the connection error when the rail cannot be reached', async () => {
+  /** Both calls share the transport: each transport test runs for a payout and for a lookup. */
+  type Call = (rail: ReturnType<typeof rails>, name?: 'railA' | 'railB') => Promise<unknown>;
+  const calls: Array<[string, Call]> = [
+    ['a payout', (rail, name = 'railA') => rail.pay(payout({ rail: name }))],
+    ['a lookup', (rail, name = 'railA') => rail.findPaid(lookup(name))],
+  ];
+
+  it.each(calls)('throws PayoutOutcomeUnknown naming the connection error when the rail cannot be reached (%s)', async (_call, call) => {
     const { fetch } = scriptedFetch(() => {
       throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' }) });
     });
 
-    const error = await rejection(rails(fetch).pay(payout({ rail: 'railB' })));
+    const error = await rejection(call(rails(fetch), 'railB'));
 
     expect(error).toBeInstanceOf(PayoutOutcomeUnknown);
     expect(error.message).toMatch(/rail B could not be reached \(ECONNREFUSED\)/);
   });
 
-  it('bounds the call by the request deadline: a rail that never answers is an unknown outcome before the deadline', async () => {
+  it.each(calls)('bounds the call by the request deadline: a rail that never answers is an unknown outcome before the deadline (%s)', async (_call, call) => {
     // Arrange: a rail that answers only when the call is aborted
     const { fetch } = scriptedFetch(
       (sent) => new Promise<Response>((_resolve, reject) => sent.signal?.addEventListener('abort', () => reject(sent.signal?.reason))),
@@ -155,7 +165,7 @@ describe('the HTTP rails adapter', () => {
     const started = Date.now();
 
     // Act
-    const error = await rejection(runWithDeadline(started + 1_400, () => rails(fetch).pay(payout())));
+    const error = await rejection(runWithDeadline(started + 1_400, () => call(rails(fetch))));
 
     // Assert: cut off a second before the deadline (time for the use case to record the outcome)
     expect(error).toBeInstanceOf(PayoutOutcomeUnknown);
@@ -192,6 +202,97 @@ describe('the HTTP rails adapter', () => {
     });
 
     expect(await adapter.pay(payout())).toEqual({ outcome: 'failed', transferId: null, reason: 'the rail keys could not be read' });
+    expect(sent).toHaveLength(0);
+  });
+});
+
+describe('the HTTP rails adapter asking whether a key was paid (findPaid)', () => {
+
+  it('GETs {base}/payouts/{key} on the rail of the lookup, with its key, the key url-encoded, bounded by a signal', async () => {
+    // Arrange
+    const { fetch, sent } = scriptedFetch(() => json(200, PAID));
+    const adapter = rails(fetch);
+
+    // Act
+    await adapter.findPaid(lookup());
+    await adapter.findPaid(lookup('railB', 'batch 2/ä?#'));
+
+    // Assert
+    expect(sent[0]).toMatchObject({
+      url: `https://rail-a.example/v1/payouts/${BATCH}`,
+      method: 'GET',
+      headers: { authorization: `Bearer ${KEYS.railA}` },
+      body: undefined,
+    });
+    expect(sent[1]).toMatchObject({
+      url: 'https://rail-b.example/payouts/batch%202%2F%C3%A4%3F%23',
+      method: 'GET',
+      headers: { authorization: `Bearer ${KEYS.railB}` },
+    });
+    expect(sent.every((request) => request.signal instanceof AbortSignal)).toBe(true);
+  });
+
+  it('answers the transfer on a 200 paid', async () => {
+    const { fetch } = scriptedFetch(() => json(200, PAID));
+
+    expect(await rails(fetch).findPaid(lookup())).toEqual({ transferId: 'tr_a_1' });
+  });
+
+  it('answers null on the protocol`s 404 naming the key: the rail paid nothing under it', async () => {
+    const { fetch } = scriptedFetch(() => json(404, { error: 'No payout paid under this key', idempotency_key: lookup('railB').idempotencyKey }));
+
+    expect(await rails(fetch).findPaid(lookup('railB'))).toBeNull();
+  });
+
+  it.each([
+    ['a 401 (the key was refused: the rail did not say)', () => json(401, { error: 'bad key' }), /rail A answered HTTP 401/],
+    ['a 500', () => json(500, { error: 'boom' }), /rail A answered HTTP 500/],
+    ['a 503 without a body', () => new Response(null, { status: 503 }), /rail A answered HTTP 503/],
+    ['a redirect', () => new Response(null, { status: 302, headers: { location: 'https://elsewhere.example/' } }), /rail A answered HTTP 302/],
+    ['a 404 page that is not the protocol\'s (a proxy, a wrong base URL)', () => new Response('<html>Not Found</html>', { status: 404 }), /HTTP 404/],
+    ['a JSON 404 that names no key (a rail without the lookup route: "no such route")', () => json(404, { error: 'No such route' }), /HTTP 404/],
+    ['a JSON 404 naming another key', () => json(404, { error: 'none', idempotency_key: 'another-batch' }), /HTTP 404/],
+    ['a 200 that is not JSON', () => new Response('<html>ok</html>', { status: 200 }), /rail A answered HTTP 200 .*not JSON/],
+    ['a 200 that is not paid (a failed attempt)', () => json(200, { ...PAID, status: 'failed' }), /rail A answered HTTP 200 .*not a paid transfer/],
+    ['a 200 without a transfer id', () => json(200, { ...PAID, transfer_id: 7 }), /rail A answered HTTP 200 .*not a paid transfer/],
+  ])('throws PayoutOutcomeUnknown on %s, never naming the key', async (_case, answer, message) => {
+    const { fetch } = scriptedFetch(answer);
+
+    const error = await rejection(rails(fetch).findPaid(lookup()));
+
+    expect(error).toBeInstanceOf(PayoutOutcomeUnknown);
+    expect(error.message).toMatch(message);
+    expect(error.message).not.toContain(KEYS.railA);
+  });
+
+  it('throws PayoutOutcomeUnknown, sending nothing, when it cannot ask: no time left, a rail not configured, keys unreadable', async () => {
+    // Arrange
+    const { fetch, sent } = scriptedFetch(() => json(404, { error: 'none' }));
+    const noBase = rails(fetch, KEYS, { railABase: 'https://rail-a.example', railBBase: undefined });
+    const noKey = rails(fetch, { railA: undefined, railB: KEYS.railB });
+    const noKeys = createHttpRails({
+      railABase: 'https://rail-a.example',
+      railBBase: 'https://rail-b.example',
+      loadKeys: () => Promise.reject(new Error('AccessDeniedException')),
+      fetch,
+    });
+
+    // Act
+    const errors = await Promise.all([
+      rejection(runWithDeadline(Date.now() + 500, () => rails(fetch).findPaid(lookup()))),
+      rejection(noBase.findPaid(lookup('railB'))),
+      rejection(noKey.findPaid(lookup())),
+      rejection(noKeys.findPaid(lookup())),
+    ]);
+
+    // Assert: "cannot ask" is "cannot tell", never "paid nothing"
+    expect(errors.every((error) => error instanceof PayoutOutcomeUnknown)).toBe(true);
+    expect(errors.map((error) => error.message)).toEqual([
+      expect.stringMatching(/no time left to call rail A/),
+      expect.stringMatching(/rail B is not configured/),
+      expect.stringMatching(/rail A is not configured/),
+      expect.stringMatching(/the rail keys could not be read/),
+    ]);
     expect(sent).toHaveLength(0);
   });
 });

@@ -6,6 +6,7 @@ import {
   MAX_MINOR_UNITS,
   currencyCode,
   currencyExponent,
+  formatMinorUnits,
   normalizeCurrency,
   parseAmount,
   percentOf,
@@ -306,6 +307,71 @@ describe('toMajorUnits', () => {
     fc.assert(
       fc.property(anyCurrency, anyMinor, (currency, minor) => {
         expect(toMajorUnits(-minor, currency)).toBe(-toMajorUnits(minor, currency));
+      }),
+    );
+  });
+});
+
+describe('formatMinorUnits', () => {
+  it.each([
+    [1000, 'JPY', '1000'],
+    [-500, 'JPY', '-500'],
+    [0, 'JPY', '0'],
+    [1230, 'USD', '12.30'],
+    [100, 'USD', '1.00'],
+    [5, 'USD', '0.05'],
+    [-5, 'USD', '-0.05'],
+    [-1999, 'USD', '-19.99'],
+    [0, 'USD', '0.00'],
+    [1999, 'usd', '19.99'],
+    [1234, 'KWD', '1.234'],
+    [1, 'KWD', '0.001'],
+    [-1, 'KWD', '-0.001'],
+    [0, 'KWD', '0.000'],
+    [1, 'CLF', '0.0001'],
+  ])('write %i %s as %p, with exactly the currency’s decimals', (minor, currency, text) => {
+    expect(formatMinorUnits(minor, currency as CurrencyCode)).toBe(text);
+  });
+
+  it('write -0 as an unsigned zero', () => {
+    expect(formatMinorUnits(-0, USD)).toBe('0.00');
+    expect(formatMinorUnits(-0, currencyCode('JPY'))).toBe('0');
+  });
+
+  it('write the largest safe integers digit for digit, where dividing a double would not', () => {
+    // (2^53 - 1) / 100 as a double is 90071992547409.9 and / 1000 is 9007199254740.99: digits lost.
+    expect(formatMinorUnits(Number.MAX_SAFE_INTEGER, USD)).toBe('90071992547409.91');
+    expect(formatMinorUnits(-Number.MAX_SAFE_INTEGER, USD)).toBe('-90071992547409.91');
+    expect(formatMinorUnits(Number.MAX_SAFE_INTEGER, currencyCode('KWD'))).toBe('9007199254740.991');
+    expect(formatMinorUnits(Number.MAX_SAFE_INTEGER, currencyCode('JPY'))).toBe('9007199254740991');
+  });
+
+  it.each([12.5, -0.5, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 2 ** 53, -(2 ** 53), 1e21])(
+    'refuse %p, which is not a safe integer of minor units',
+    (minor) => {
+      expect(() => formatMinorUnits(minor, USD)).toThrow(RangeError);
+    },
+  );
+
+  it('throw for an unknown currency', () => {
+    expect(() => formatMinorUnits(100, 'QQQ' as CurrencyCode)).toThrow(/Unknown currency/);
+  });
+
+  it('read back to the same minor units, with exactly the currency’s decimals, for every currency and sign (property)', () => {
+    fc.assert(
+      fc.property(anyCurrency, fc.maxSafeInteger(), (currency, minor) => {
+        // Act
+        const text = formatMinorUnits(minor, currency);
+
+        // Assert: canonical form (no leading zeros, no "-0"), `exponent` decimals, the same integer
+        const exponent = currencyExponent(currency);
+        const match = /^(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?$/.exec(text);
+        expect(match).not.toBeNull();
+        const [, sign = '', whole = '', fraction = ''] = match as RegExpExecArray;
+        expect(fraction.length).toBe(exponent);
+        const magnitude = BigInt(whole + fraction);
+        expect(sign === '-' && magnitude === 0n).toBe(false);
+        expect(sign === '-' ? -magnitude : magnitude).toBe(BigInt(minor));
       }),
     );
   });

@@ -133,16 +133,37 @@ describe('batchReportCsv', () => {
     expect(referenceCell(reference)).toBe(cell);
   });
 
+  /**
+   * OWASP "CSV Injection": a text cell starting with `=`, `+`, `-`, `@`, TAB or CR gets a leading `'`; nothing
+   * else changes, and the result is then quoted per RFC 4180 like any other field. Each row is the exact field
+   * the file must hold, written out by hand rather than computed by a copy of the rule.
+   */
   it.each([
+    ['=1+1', "'=1+1"],
+    ['+x', "'+x"],
+    ['-x', "'-x"],
+    ['@x', "'@x"],
+    ['\tx', "'\tx"],
+    ['\rx', `"'\rx"`],
+    ['=a,b', `"'=a,b"`],
     ['=HYPERLINK("http://evil.example","x")', `"'=HYPERLINK(""http://evil.example"",""x"")"`],
-    ['+1+1', "'+1+1"],
     ['-2+3', "'-2+3"],
     ['@SUM(A1)', "'@SUM(A1)"],
-    ['\tcmd', "'\tcmd"],
-    ['\rcmd', `"'\rcmd"`],
-    ['a=1', 'a=1'],
-  ])('defuses a formula in partner_reference (%j) with a leading quote', (reference, cell) => {
-    expect(referenceCell(reference)).toBe(cell);
+    ['a=b', 'a=b'],
+    ["'x", "'x"],
+    ["'=x", "'=x"],
+    ['', ''],
+    ['🙂', '🙂'],
+    ['🙂=1', '🙂=1'],
+  ])('writes the text %j in svc_tx_id and partner_reference as the field %j', (text, field) => {
+    // Arrange
+    const batch = batchOf([line('transaction', 'USD', { svcTxId: text, partnerReference: text, grossMinor: 100, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: 100 })]);
+
+    // Act
+    const csv = batchReportCsv(batch);
+
+    // Assert
+    expect(csv).toBe(`${HEADER}\r\ntransaction,${field},${field},2026-03-01T10:00:00.000Z,USD,1.00,0.00,0.00,1.00\r\ntotal,,,,USD,1.00,0.00,0.00,1.00\r\n`);
   });
 
   it('defuses svc_tx_id too, but never the amounts: a negative amount stays a number', () => {
@@ -231,8 +252,20 @@ function minorOf(cell: string, exponent: number): bigint {
   return sign === '-' ? -magnitude : magnitude;
 }
 
-/** What a text cell should read as: the value, with OWASP's leading quote when it starts like a formula. */
-const defused = (text: string) => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text);
+/** The characters that make a spreadsheet run a cell as a formula (OWASP "CSV Injection"). */
+const FORMULA_STARTS = ['=', '+', '-', '@', '\t', '\r'];
+
+/**
+ * Checks a text cell (as parsed back) against the text it was written from without re-implementing the writer:
+ * it is the text, or the text behind one `'`; no spreadsheet would run it; and it is changed only when the text
+ * itself would have been run. The exact fields are pinned by the table test above.
+ */
+function expectSafeTextCell(cell: string | undefined, text: string): void {
+  const startsFormula = (value: string) => FORMULA_STARTS.some((start) => value.startsWith(start));
+  expect([text, `'${text}`]).toContain(cell);
+  expect(startsFormula(cell as string)).toBe(false);
+  expect(cell === text).toBe(!startsFormula(text));
+}
 
 const CURRENCIES = Object.keys(CURRENCY_EXPONENTS).map(currencyCode);
 const tricky = fc.constantFrom(',', '"', '\r', '\n', '\r\n', '=', '+', '-', '@', '\t', "'", ' ', 'a', 'é', '🙂', '注');
@@ -278,7 +311,9 @@ describe('batchReportCsv (property)', () => {
         const rows = records.slice(1, -1);
         rows.forEach((row, index) => {
           const item = batch.lines[index] as SettlementItem;
-          expect(row.slice(0, 5)).toEqual([item.kind, defused(item.svcTxId), defused(item.partnerReference), item.createdAt, item.currency]);
+          expect([row[0], row[3], row[4]]).toEqual([item.kind, item.createdAt, item.currency]);
+          expectSafeTextCell(row[1], item.svcTxId);
+          expectSafeTextCell(row[2], item.partnerReference);
           expect(row.slice(5).map((cell) => minorOf(cell, exponent))).toEqual(
             [item.grossMinor, item.processorFeeMinor, item.platformFeeMinor, item.netMinor].map(BigInt),
           );

@@ -1,0 +1,106 @@
+/**
+ * The settlement run's handling of its store's answers, with the store faked: lines taken by another run, writes
+ * cancelled by concurrent writers (DynamoDB's TransactionConflict, which DynamoDB Local never produces), and a
+ * failure of one batch or one partner, which must not lose the rest of the run.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { currencyCode } from '../../lib/domain/money';
+import type { SettlementBatch, SettlementItem } from '../../lib/domain/settlement';
+import type { BatchWrite, WaitingRead } from '../../lib/store/settlements';
+import { runSettlement, type SettlementDeps } from '../../lib/use-cases/settlements';
+
+const line = (n: number, clientId = 'shop-1'): SettlementItem => ({
+  kind: 'transaction',
+  reversal: null,
+  svcTxId: `svc_tx_${n}`,
+  partnerId: 'ptr_a',
+  clientId,
+  partnerReference: `order-${n}`,
+  currency: currencyCode('EUR'),
+  createdAt: `2026-11-01T00:00:${String(n).padStart(2, '0')}.000Z`,
+  grossMinor: 1000,
+  processorFeeMinor: 29,
+  platformFeeMinor: 30,
+  netMinor: 941,
+});
+
+/** Deps whose store answers each createBatch with the next of `answers` (then `created`), recording the batches. */
+function depsWith(waiting: Record<string, SettlementItem[]>, answers: Array<BatchWrite | Error | ((batch: SettlementBatch) => BatchWrite)>) {
+  const written: SettlementBatch[] = [];
+  const attempts: SettlementBatch[] = [];
+  const deps = {
+    settlements: {
+      listWaiting: async (partnerId: string): Promise<WaitingRead> => {
+        const items = waiting[partnerId];
+        if (items === undefined) throw new Error(`listing ${partnerId} failed`);
+        return { items, withoutFees: [], held: 0 };
+      },
+      createBatch: async (batch: SettlementBatch): Promise<BatchWrite> => {
+        attempts.push(batch);
+        const answer = answers.shift() ?? { outcome: 'created' };
+        if (answer instanceof Error) throw answer;
+        const result = typeof answer === 'function' ? answer(batch) : answer;
+        if (result.outcome === 'created') written.push(batch);
+        return result;
+      },
+    },
+    partners: {
+      allPartnerIds: async function* () {
+        yield* Object.keys(waiting).concat(['ptr_broken']);
+      },
+    },
+    cutoff: 'now',
+    now: () => new Date('2026-11-23T10:00:00.000Z'),
+  } as unknown as SettlementDeps;
+  return { deps, written, attempts };
+}
+
+describe('runSettlement', () => {
+  it('tries again a batch whose write other writers kept cancelling, with the same lines', async () => {
+    const { deps, written, attempts } = depsWith({ ptr_a: [line(1), line(2)] }, [{ outcome: 'contended' }, { outcome: 'contended' }]);
+
+    const created = await runSettlement(deps, { partnerId: 'ptr_a' });
+
+    expect(attempts).toHaveLength(3);
+    expect(attempts.map((batch) => batch.lines.map((l) => l.svcTxId))).toEqual([
+      ['svc_tx_1', 'svc_tx_2'],
+      ['svc_tx_1', 'svc_tx_2'],
+      ['svc_tx_1', 'svc_tx_2'],
+    ]);
+    expect(created).toEqual(written);
+    expect(created).toHaveLength(1);
+  });
+
+  it('leaves a batch that stays contended for the next run, after a bounded number of tries', async () => {
+    const { deps, attempts } = depsWith({ ptr_a: [line(1)] }, Array.from({ length: 50 }, () => ({ outcome: 'contended' }) as const));
+
+    const created = await runSettlement(deps, { partnerId: 'ptr_a' });
+
+    expect(created).toEqual([]);
+    expect(attempts).toHaveLength(5);
+  });
+
+  it('plans a batch again without the lines another run took, and totals what is left', async () => {
+    const { deps } = depsWith({ ptr_a: [line(1), line(2), line(3)] }, [(batch) => ({ outcome: 'taken', taken: [batch.lines[1] as SettlementItem] })]);
+
+    const [batch] = await runSettlement(deps, { partnerId: 'ptr_a' });
+
+    expect(batch?.lines.map((l) => l.svcTxId)).toEqual(['svc_tx_1', 'svc_tx_3']);
+    expect(batch?.totals).toEqual({ grossMinor: 2000, processorFeesMinor: 58, platformFeesMinor: 60, netMinor: 1882 });
+  });
+
+  it('keeps the batches it made when another batch`s write or another partner`s read fails', async () => {
+    const { deps } = depsWith({ ptr_a: [line(1, 'shop-1'), line(2, 'shop-2'), line(3, 'shop-3')] }, [new Error('write failed')]);
+
+    const created = await runSettlement(deps, {});
+
+    expect(created.map((batch) => batch.clientId).sort()).toEqual(['shop-2', 'shop-3']);
+  });
+
+  it('fails as a whole only when nothing was made (a table that is down is a 503, not "nothing to settle")', async () => {
+    const down = new Error('table unavailable');
+    const { deps } = depsWith({ ptr_a: [line(1)] }, [down]);
+
+    await expect(runSettlement(deps, { partnerId: 'ptr_a' })).rejects.toBe(down);
+  });
+});
