@@ -59,6 +59,12 @@ function toWaitingItem(raw: Record<string, unknown>): SettlementItem | undefined
   };
 }
 
+/**
+ * The waiting items one run reads per partner: about 200 batches, more than one HTTP run writes in its time
+ * (`npm run bench -- settlement`: ~500 transactions/s locally), within a scheduled run's 15 minutes.
+ */
+const MAX_WAITING_READ = 20_000;
+
 export interface WaitingRead {
   items: SettlementItem[];
   /** Succeeded transactions in the index without a fee split: never paid on a guess, reported instead. */
@@ -72,8 +78,17 @@ export interface WaitingRead {
  * before `cutoff`, and the waiting adjustments whose reversed payment has been paid out (money owed back is
  * deducted at the first chance, but never before the money it reverses was paid: that batch might still fail).
  * A Query on the sparse index: its cost grows with what waits, not with the table's history.
+ *
+ * At most `maxItems` are read: a run over a backlog larger than that settles the first part
+ * (oldest first within each client and currency) and leaves the rest for the next run, instead of spending its
+ * whole time budget, and its memory, on reading.
  */
-export async function listWaiting(partnerId: string, clientId: string | undefined, cutoff: string): Promise<WaitingRead> {
+export async function listWaiting(
+  partnerId: string,
+  clientId: string | undefined,
+  cutoff: string,
+  maxItems = MAX_WAITING_READ,
+): Promise<WaitingRead> {
   const names: Record<string, string> = { '#pk': 'gsi3pk', '#entity': 'entity', '#createdAt': 'createdAt', '#kind': 'kind' };
   const values: Record<string, unknown> = { ':pk': keys.settlementPartition(partnerId), ':adjustment': 'settlementAdjustment', ':cutoff': cutoff };
   let condition = '#pk = :pk';
@@ -103,14 +118,16 @@ export async function listWaiting(partnerId: string, clientId: string | undefine
   const withoutFees: string[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page = await documentClient.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
+    const page = await documentClient.send(
+      new QueryCommand({ ...input, ExclusiveStartKey: startKey, Limit: maxItems - found.length - withoutFees.length }),
+    );
     for (const raw of page.Items ?? []) {
       const item = toWaitingItem(raw);
       if (item === undefined) withoutFees.push(raw.svcTxId as string);
       else found.push(item);
     }
     startKey = page.LastEvaluatedKey;
-  } while (startKey !== undefined);
+  } while (startKey !== undefined && found.length + withoutFees.length < maxItems);
   const adjustments = found.filter((item) => item.kind === 'adjustment');
   const paid = await paidTransactions(adjustments.map((item) => item.svcTxId));
   const items = found.filter((item) => item.kind === 'transaction' || paid.has(item.svcTxId));

@@ -11,10 +11,10 @@ import type { Caller } from '../../lib/domain/caller';
 import { ServiceError } from '../../lib/domain/errors';
 import { PayoutOutcomeUnknown } from '../../lib/payouts/port';
 import { getPartner } from '../../lib/store/partners';
-import { getBatch } from '../../lib/store/settlements';
+import { getBatch, listWaiting } from '../../lib/store/settlements';
 import { payBatch, runSettlement, type SettlementDeps } from '../../lib/use-cases/settlements';
 import { usePartnerSuite } from '../support/api';
-import { railTransfers, transactionIn } from '../support/settlement';
+import { railTransfers, transactionIn, yesterday } from '../support/settlement';
 
 /** Each test brings its transactions to `succeeded` through the processor webhook, and runs with the rest of the suite. */
 const TEST_TIMEOUT_MS = 60_000;
@@ -167,5 +167,32 @@ describe('the scheduled run', () => {
 
     expect(starved).toEqual({ created_batches: 0 });
     expect(roomy).toEqual({ created_batches: 1 });
+  }, TEST_TIMEOUT_MS);
+});
+
+describe('a backlog larger than one run reads', () => {
+  it('settles the oldest part and leaves the rest waiting for the next run, each transaction in one batch', async () => {
+    const partner = await suite.api.createPartner();
+    const clientId = await suite.api.createClient(partner);
+    const noon = Date.parse(yesterday());
+    for (let i = 0; i < 5; i++) {
+      const createdAt = new Date(noon + i * 60_000).toISOString();
+      await transactionIn(suite.api, { partnerId: partner.partnerId, clientId }, { amountMinor: 1000 + i, currency: 'USD' }, { createdAt });
+    }
+    const readingThree: SettlementDeps = {
+      ...settlementDeps,
+      settlements: { ...settlementDeps.settlements, listWaiting: (partnerId, client, cutoff) => listWaiting(partnerId, client, cutoff, 3) },
+    };
+
+    const first = await runSettlement(readingThree, { partnerId: partner.partnerId });
+    const second = await runSettlement(readingThree, { partnerId: partner.partnerId });
+    const third = await runSettlement(readingThree, { partnerId: partner.partnerId });
+
+    expect(first.map((batch) => batch.lines.length)).toEqual([3]);
+    expect(second.map((batch) => batch.lines.length)).toEqual([2]);
+    expect(third).toEqual([]);
+    // Oldest first: the three earliest payments.
+    expect(first[0]?.totals.grossMinor).toBe(1000 + 1001 + 1002);
+    expect(second[0]?.totals.grossMinor).toBe(1003 + 1004);
   }, TEST_TIMEOUT_MS);
 });
