@@ -43,6 +43,7 @@ export const processorEventDeps: ProcessorEventDeps = {
 export const settlementDeps: SettlementDeps = {
   settlements,
   partners,
+  payees,
   rails,
   cutoff: config.SETTLEMENT_CUTOFF,
   now: () => new Date(),

@@ -50,7 +50,10 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   const pidFile = path === null ? undefined : join(path, PID_FILE);
   if (pidFile !== undefined) await stopLeftBehind(pidFile, options.port);
   await assertPortFree(options.port);
-  const child = spawn({ port: options.port, path, sharedDb: true, stdio: 'pipe' });
+  // Its own process group: a terminal's Ctrl-C signals the foreground group, and Java must not die with it while
+  // the service still answers the requests in flight (and is seen crashing, and restarted, mid-stop). The runtime
+  // stops it last; one left behind by a killed runtime is found by its pid file on the next start.
+  const child = spawn({ port: options.port, path, sharedDb: true, stdio: 'pipe', detached: true });
   if (pidFile !== undefined && child.pid !== undefined) writeFileSync(pidFile, String(child.pid));
   const output: string[] = [];
   child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));

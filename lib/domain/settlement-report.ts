@@ -22,7 +22,8 @@
  * service and never start so). Not to the amount columns: they are numbers the service formats itself (digits,
  * one point, an optional leading minus), so they cannot hold a formula, and a reconciliation needs `-12.30` to
  * stay a number a spreadsheet can add, not the text `'-12.30`. The price is that a reference stored as `=x`
- * reads `'=x` in the file; a program comparing it with the API must strip one leading `'` first.
+ * reads `'=x` in the file; a program comparing it with the API strips one leading `'` first. A text that itself
+ * starts with `'` gets one more (`'x` is written `''x`), so that stripping is never ambiguous.
  */
 import { type CurrencyCode, formatMinorUnits } from './money';
 import type { SettlementBatch, SettlementItem } from './settlement';
@@ -75,9 +76,12 @@ function amounts(currency: CurrencyCode, minors: number[]): string[] {
   return minors.map((minor) => formatMinorUnits(minor, currency));
 }
 
-/** OWASP's CSV-injection advice: a text cell that a spreadsheet would run as a formula gets a leading `'`. */
+/**
+ * OWASP's CSV-injection advice: a text cell that a spreadsheet would run as a formula gets a leading `'`; so does
+ * one that starts with `'` itself, so that removing one leading `'` always gives the stored text back.
+ */
 function defuseFormula(text: string): string {
-  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return /^[=+\-@\t\r']/.test(text) ? `'${text}` : text;
 }
 
 /** RFC 4180: quoted only when needed, inner quotes doubled. */

@@ -40,10 +40,13 @@ const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
 
 /**
  * Whether an error is a dependency that is down or shedding load, which a retry a moment later may get past:
- * the table throttling (by its SDK exception classes), or a connection refused, reset or timed out.
+ * the table throttling (by its SDK exception classes), or a connection refused, reset, never opened or timed out.
  */
 export function isDependencyUnavailable(error: unknown): boolean {
   if (error instanceof ProvisionedThroughputExceededException || error instanceof RequestLimitExceeded || error instanceof ThrottlingException) return true;
-  const code = error instanceof Error ? (error as NodeJS.ErrnoException).code : undefined;
-  return code !== undefined && UNREACHABLE_CODES.has(code);
+  if (!(error instanceof Error)) return false;
+  const { code } = error as NodeJS.ErrnoException;
+  // The SDK's HTTP handler has no error class: a connection not opened within `connectionTimeout` (or a request
+  // past `requestTimeout`) is an Error named `TimeoutError`, the first without any errno code.
+  return (code !== undefined && UNREACHABLE_CODES.has(code)) || error.name === 'TimeoutError';
 }

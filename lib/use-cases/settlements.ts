@@ -11,7 +11,9 @@ import { errors } from '../domain/errors';
 import { planBatches, type PlannedBatch, railFor, type SettlementBatch, type SettlementItem } from '../domain/settlement';
 import { countMetric, logger } from '../observability';
 import type { PayoutRails } from '../payouts/port';
+import { assertClientCanTakePayment, assertPartnerCanTakePayment } from '../domain/transaction';
 import type * as partners from '../store/partners';
+import type * as payees from '../store/payees';
 import type * as settlements from '../store/settlements';
 import type { Page } from '../store/paging';
 
@@ -21,6 +23,7 @@ export interface SettlementDeps {
     'listWaiting' | 'createBatch' | 'getBatch' | 'listBatches' | 'claimPayout' | 'recordPayoutSent' | 'recordPayoutFailed'
   >;
   partners: Pick<typeof partners, 'getPartner' | 'allPartnerIds'>;
+  payees: Pick<typeof payees, 'getPayee'>;
   rails: PayoutRails;
   /** `day_boundary`: created before 00:00 UTC today; `now`: every succeeded transaction (decisions.md §1). */
   cutoff: 'day_boundary' | 'now';
@@ -200,6 +203,11 @@ const FAILURE_REASONS = {
 export async function payBatch(deps: SettlementDeps, caller: Caller, batchId: string): Promise<SettlementBatch> {
   const batch = await getBatchFor(deps, caller, batchId);
   if (batch.status === 'sent') throw errors.batchAlreadyPaid();
+  // Money goes out only to a payee that could take a payment (decisions.md §5's gate, same codes): a suspended
+  // partner, one whose KYC is not approved, or an inactive merchant has its batches held, payable once reinstated.
+  const payee = await deps.payees.getPayee(batch.partnerId, batch.clientId);
+  assertPartnerCanTakePayment(payee.partner);
+  assertClientCanTakePayment(payee.client);
   const now = deps.now();
   const claim = { id: randomUUID(), expiresAt: new Date(now.getTime() + claimLeaseMs()).toISOString() };
   const claimed = await deps.settlements.claimPayout(batch.id, claim, now.toISOString());

@@ -3,7 +3,10 @@
  * stops it without leaving a Java or Node process behind.
  */
 import { describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
 import { descendants, isAlive, startService, waitFor, type RunningService } from '../support/npm-start';
+
+const processGroupOf = (pid: number) => execFileSync('ps', ['-o', 'pgid=', '-p', String(pid)], { encoding: 'utf8' }).trim();
 
 /** How the user stops it: Ctrl-C in a terminal signals the whole foreground process group; `kill` signals npm. */
 const stops = [
@@ -29,6 +32,9 @@ describe('npm start', () => {
       expect(service.output()).toContain(`:${service.processorPort}`);
       const tree = descendants(service.npm.pid ?? -1);
       expect(service.javaPid()).toBeDefined();
+      // DynamoDB Local must outlive the requests still being answered: a terminal's Ctrl-C (a signal to the
+      // foreground process group) must not reach it; the runtime stops it last.
+      expect(processGroupOf(service.javaPid() ?? -1)).not.toBe(processGroupOf(service.npm.pid ?? -1));
 
       // Act: stop it
       if (group) process.kill(-(service.npm.pid ?? 0), signal);
@@ -41,6 +47,7 @@ describe('npm start', () => {
       expect([0, signalExitCode]).toContain(code);
       expect(service.output()).toContain(`${signal} received: stopping`);
       expect(service.output()).toContain('Stopped.');
+      expect(service.output()).not.toContain('DynamoDB Local exited unexpectedly');
       await waitFor(async () => (tree.every((child) => !isAlive(child.pid)) ? true : undefined), 10_000, 'all processes to exit');
       await expect(fetch(`${service.baseUrl}/health`)).rejects.toThrow();
       await expect(fetch(`http://127.0.0.1:${service.dynamoPort}/`)).rejects.toThrow();

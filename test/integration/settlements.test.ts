@@ -226,6 +226,23 @@ describe('POST /settlements/pay', () => {
     expect(byPlatform.status).toBe(200);
   }, TEST_TIMEOUT_MS);
 
+  it('holds the payout of a suspended partner or one whose KYC is not approved (403, nothing paid), and pays once reinstated', async () => {
+    const { partner, batch } = await pendingBatch('GBP', 1);
+    const setPartner = (fields: Record<string, unknown>) => suite.api.admin('PATCH', `/admin/partners/${partner.partnerId}`, fields);
+
+    await setPartner({ status: 'suspended' });
+    const suspended = await pay(partner, batch.id);
+    await setPartner({ status: 'active', kyc_status: 'rejected' });
+    const rejected = await pay(partner, batch.id);
+    await setPartner({ kyc_status: 'approved' });
+    const reinstated = await pay(partner, batch.id);
+
+    expect([suspended.status, suspended.body.code]).toEqual([403, 'PARTNER_NOT_ACTIVE']);
+    expect([rejected.status, rejected.body.code]).toEqual([403, 'KYC_NOT_APPROVED']);
+    expect(reinstated.status).toBe(200);
+    expect(await railTransfers('a', batch.id)).toEqual([expect.objectContaining({ status: 'paid' })]);
+  }, TEST_TIMEOUT_MS);
+
   it('refuses a body without settlement_batch_id with 400 VALIDATION_ERROR', async () => {
     const { partner } = await freshPartner();
 

@@ -96,8 +96,13 @@ describe('domain errors', () => {
   it('answers a dependency that is down or shedding load with 503 SERVICE_UNAVAILABLE and Retry-After, never its detail', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED' });
     const throttled = new ProvisionedThroughputExceededException({ message: 'Rate of requests exceeds the allowed throughput', $metadata: {} });
+    // What the SDK's HTTP handler throws when no connection opens within `connectionTimeout`: a name, no code.
+    const noConnection = Object.assign(
+      new Error('@smithy/node-http-handler - the request socket did not establish a connection with the server within the configured timeout of 2000 ms.'),
+      { name: 'TimeoutError' },
+    );
 
-    for (const error of [refused, throttled]) {
+    for (const error of [refused, throttled, noConnection]) {
       expect(errorResult(error)).toEqual({
         status: 503,
         body: { error: expect.not.stringContaining('127.0.0.1'), code: 'SERVICE_UNAVAILABLE' },
