@@ -125,6 +125,12 @@ export const errors = {
       expose: true,
     }),
 
+  /** Too many concurrent writes on the same items for now (a settlement run that could write nothing). */
+  contended: () =>
+    new ServiceError(503, 'SERVICE_UNAVAILABLE', 'Too many concurrent writes on the same records; retry shortly', {
+      expose: true,
+      headers: retryAfter(1),
+    }),
   requestTimedOut: () =>
     new ServiceError(503, 'REQUEST_TIMED_OUT', 'The request ran out of time; retry it with the same idempotency key', { expose: true }),
   processorIntentMissing: () =>

@@ -8,10 +8,12 @@
  * - a payout is claimed by a conditional update (pending or failed, and no live claim);
  * - a paid batch is recorded `sent` together with every line's `queued -> paid`, conditional on the claim.
  */
-import { BatchGetCommand, type BatchGetCommandOutput, QueryCommand, type QueryCommandInput, GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type QueryCommandInput, GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { currencyCode } from '../domain/money';
 import type { BatchStatus, SettlementBatch, SettlementItem } from '../domain/settlement';
-import { failedConditions, failedItem, isConditionFailure } from './conditions';
+import { timeLeftMs } from '../deadline';
+import { batchGetAll } from './batch-get';
+import { failedConditions, failedItem, isConditionFailure, writeIfCondition } from './conditions';
 import { documentClient, tableName } from './dynamo';
 import { keys, type TableKey } from './keys';
 import { type Page, queryPage, statusFilter } from './paging';
@@ -60,10 +62,14 @@ function toWaitingItem(raw: Record<string, unknown>): SettlementItem | undefined
 }
 
 /**
- * The waiting items one run reads per partner: about 200 batches, more than one HTTP run writes in its time
- * (`npm run bench -- settlement`: ~500 transactions/s locally), within a scheduled run's 15 minutes.
+ * The waiting transactions one run reads per partner: about 200 batches, more than one HTTP run writes in its
+ * time (`npm run bench -- settlement`: ~850 transactions/s locally), within a scheduled run's 15 minutes.
  */
-const MAX_WAITING_READ = 20_000;
+const MAX_WAITING_TRANSACTIONS = 20_000;
+/** Items a Query evaluates per page (before the filter drops today's): a fixed size, so a cut-off never means tiny pages. */
+const PAGE_SIZE = 1_000;
+/** Reading stops with this much of the request's time left, so the run keeps time to write what it read. */
+const READ_RESERVE_MS = 10_000;
 
 export interface WaitingRead {
   items: SettlementItem[];
@@ -79,15 +85,17 @@ export interface WaitingRead {
  * deducted at the first chance, but never before the money it reverses was paid: that batch might still fail).
  * A Query on the sparse index: its cost grows with what waits, not with the table's history.
  *
- * At most `maxItems` are read: a run over a backlog larger than that settles the first part
- * (oldest first within each client and currency) and leaves the rest for the next run, instead of spending its
- * whole time budget, and its memory, on reading.
+ * At most `maxTransactions` transactions are taken, and reading stops {@link READ_RESERVE_MS} before the request's
+ * deadline: a run over a larger backlog settles the first part (oldest first within each client and currency)
+ * and leaves the rest for the next run, instead of spending its time budget, and its memory, on reading. Items
+ * that cannot be paid now (held adjustments, transactions without fees) do not count towards the limit, so they
+ * can never crowd out what can.
  */
 export async function listWaiting(
   partnerId: string,
   clientId: string | undefined,
   cutoff: string,
-  maxItems = MAX_WAITING_READ,
+  maxTransactions = MAX_WAITING_TRANSACTIONS,
 ): Promise<WaitingRead> {
   const names: Record<string, string> = { '#pk': 'gsi3pk', '#entity': 'entity', '#createdAt': 'createdAt', '#kind': 'kind' };
   const values: Record<string, unknown> = { ':pk': keys.settlementPartition(partnerId), ':adjustment': 'settlementAdjustment', ':cutoff': cutoff };
@@ -116,44 +124,29 @@ export async function listWaiting(
   };
   const found: SettlementItem[] = [];
   const withoutFees: string[] = [];
+  let transactions = 0;
   let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await documentClient.send(
-      new QueryCommand({ ...input, ExclusiveStartKey: startKey, Limit: maxItems - found.length - withoutFees.length }),
-    );
+  read: do {
+    const page = await documentClient.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey, Limit: PAGE_SIZE }));
+    startKey = page.LastEvaluatedKey;
     for (const raw of page.Items ?? []) {
       const item = toWaitingItem(raw);
       if (item === undefined) withoutFees.push(raw.svcTxId as string);
-      else found.push(item);
+      else if (item.kind === 'adjustment') found.push(item);
+      else if (transactions++ < maxTransactions) found.push(item);
+      else break read;
     }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey !== undefined && found.length + withoutFees.length < maxItems);
+  } while (startKey !== undefined && (timeLeftMs() ?? Number.POSITIVE_INFINITY) > READ_RESERVE_MS);
   const adjustments = found.filter((item) => item.kind === 'adjustment');
   const paid = await paidTransactions(adjustments.map((item) => item.svcTxId));
   const items = found.filter((item) => item.kind === 'transaction' || paid.has(item.svcTxId));
   return { items, withoutFees, held: found.length - items.length };
 }
 
-/** BatchGetItem's limit of keys per call. */
-const BATCH_GET_LIMIT = 100;
-
 /** Which of these transactions have been paid out (`settlementStatus: paid`); consistent reads. */
 async function paidTransactions(svcTxIds: readonly string[]): Promise<Set<string>> {
-  const paid = new Set<string>();
-  const unique = [...new Set(svcTxIds)];
-  for (let start = 0; start < unique.length; start += BATCH_GET_LIMIT) {
-    let keysLeft: Record<string, unknown>[] | undefined = unique.slice(start, start + BATCH_GET_LIMIT).map((id): Record<string, unknown> => ({ ...keys.transaction(id) }));
-    while (keysLeft !== undefined && keysLeft.length > 0) {
-      const { Responses, UnprocessedKeys }: BatchGetCommandOutput = await documentClient.send(
-        new BatchGetCommand({
-          RequestItems: { [tableName]: { Keys: keysLeft, ConsistentRead: true, ProjectionExpression: 'svcTxId, settlementStatus' } },
-        }),
-      );
-      for (const item of Responses?.[tableName] ?? []) if (item.settlementStatus === 'paid') paid.add(item.svcTxId as string);
-      keysLeft = UnprocessedKeys?.[tableName]?.Keys;
-    }
-  }
-  return paid;
+  const found = await batchGetAll([...new Set(svcTxIds)].map(keys.transaction), 'svcTxId, settlementStatus');
+  return new Set(found.filter((item) => item.settlementStatus === 'paid').map((item) => item.svcTxId as string));
 }
 
 const toBatch = (item: Record<string, unknown>): SettlementBatch => ({
@@ -291,6 +284,21 @@ export async function claimPayout(batchId: string, claim: { id: string; expiresA
     const old = failedItem(error);
     return { outcome: 'refused', batch: old === undefined ? undefined : toBatch(old) };
   }
+}
+
+/** Gives a claim back without a payout attempt (the payee may not be paid now): only the claim goes. */
+export async function releasePayoutClaim(batch: SettlementBatch, claimId: string, now: string): Promise<void> {
+  await writeIfCondition(
+    documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.settlementBatch(batch.id),
+        UpdateExpression: 'SET updatedAt = :now REMOVE payoutClaim',
+        ConditionExpression: 'payoutClaim.id = :claimId',
+        ExpressionAttributeValues: { ':claimId': claimId, ':now': now },
+      }),
+    ),
+  );
 }
 
 /** The batch's update that ends a payout attempt, conditional on still holding the claim. */

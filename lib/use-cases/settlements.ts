@@ -20,7 +20,7 @@ import type { Page } from '../store/paging';
 export interface SettlementDeps {
   settlements: Pick<
     typeof settlements,
-    'listWaiting' | 'createBatch' | 'getBatch' | 'listBatches' | 'claimPayout' | 'recordPayoutSent' | 'recordPayoutFailed'
+    'listWaiting' | 'createBatch' | 'getBatch' | 'listBatches' | 'claimPayout' | 'releasePayoutClaim' | 'recordPayoutSent' | 'recordPayoutFailed'
   >;
   partners: Pick<typeof partners, 'getPartner' | 'allPartnerIds'>;
   payees: Pick<typeof payees, 'getPayee'>;
@@ -73,17 +73,22 @@ export async function runSettlement(deps: SettlementDeps, scope: RunScope): Prom
   const created: SettlementBatch[] = [];
   const failures: unknown[] = [];
   const partnerIds = scope.partnerId === undefined ? deps.partners.allPartnerIds() : [scope.partnerId];
-  for await (const partnerId of partnerIds) {
-    if (!hasTimeFor()) break;
-    try {
-      const outcomes = await settlePartner(deps, partnerId, scope.clientId, cutoff, now);
-      for (const outcome of outcomes) {
-        if (outcome.status === 'fulfilled') created.push(...outcome.value);
-        else failures.push(outcome.reason);
+  try {
+    for await (const partnerId of partnerIds) {
+      if (!hasTimeFor()) break;
+      try {
+        const outcomes = await settlePartner(deps, partnerId, scope.clientId, cutoff, now);
+        for (const outcome of outcomes) {
+          if (outcome.status === 'fulfilled') created.push(...outcome.value);
+          else failures.push(outcome.reason);
+        }
+      } catch (error) {
+        failures.push(error);
       }
-    } catch (error) {
-      failures.push(error);
     }
+  } catch (error) {
+    // The list of partners itself failed part-way: what was made stands; the rest waits for the next run.
+    failures.push(error);
   }
   countMetric('SettlementBatchesCreated', created.length);
   if (failures.length > 0) {
@@ -127,7 +132,8 @@ async function writeBatch(deps: SettlementDeps, plan: PlannedBatch, now: Date): 
     if (write.outcome === 'created') return [batch];
     if (write.outcome === 'contended') {
       countMetric('SettlementBatchWritesContended');
-      if (++contended >= CONTENDED_TRIES) return [];
+      // Given up: a failure of this run (counted, and a run that made nothing answers 503); the lines still wait.
+      if (++contended >= CONTENDED_TRIES) throw errors.contended();
       await contentionPause(contended);
       continue;
     }
@@ -203,11 +209,6 @@ const FAILURE_REASONS = {
 export async function payBatch(deps: SettlementDeps, caller: Caller, batchId: string): Promise<SettlementBatch> {
   const batch = await getBatchFor(deps, caller, batchId);
   if (batch.status === 'sent') throw errors.batchAlreadyPaid();
-  // Money goes out only to a payee that could take a payment (decisions.md §5's gate, same codes): a suspended
-  // partner, one whose KYC is not approved, or an inactive merchant has its batches held, payable once reinstated.
-  const payee = await deps.payees.getPayee(batch.partnerId, batch.clientId);
-  assertPartnerCanTakePayment(payee.partner);
-  assertClientCanTakePayment(payee.client);
   const now = deps.now();
   const claim = { id: randomUUID(), expiresAt: new Date(now.getTime() + claimLeaseMs()).toISOString() };
   const claimed = await deps.settlements.claimPayout(batch.id, claim, now.toISOString());
@@ -218,24 +219,50 @@ export async function payBatch(deps: SettlementDeps, caller: Caller, batchId: st
   const held = claimed.batch;
   // Nothing to pay (the adjustments took the whole net): no rail moves zero; the batch is settled as it is.
   if (held.totals.netMinor === 0) return recordSent(deps, held, claim.id, null);
-
-  let result;
-  try {
-    const earlier = held.payoutAttempts > 1 ? await deps.rails.findPaid({ rail: held.rail, idempotencyKey: held.id }) : null;
-    result = earlier === null ? await deps.rails.pay(payoutOf(held)) : ({ outcome: 'paid', transferId: earlier.transferId } as const);
-  } catch (error) {
-    // The rail may or may not have paid: failed for now; paying again asks the rail first.
-    const detail = error instanceof Error ? error.message : 'the rail gave no answer';
-    logger.warn('Payout outcome unknown', { batchId: held.id, rail: held.rail, detail });
-    await recordFailed(deps, held, claim.id, { reason: FAILURE_REASONS.unknown, detail: `outcome unknown: ${detail}` });
-    throw errors.payoutFailed(error);
+  // A payout an earlier attempt made is recorded whatever has happened since: the money has left.
+  if (held.payoutAttempts > 1) {
+    const earlier = await askRail(deps, held, claim.id, () => deps.rails.findPaid({ rail: held.rail, idempotencyKey: held.id }));
+    if (earlier !== null) return recordSent(deps, held, claim.id, earlier.transferId);
   }
+  await assertPayeeCanBePaid(deps, held, claim.id);
+  const result = await askRail(deps, held, claim.id, () => deps.rails.pay(payoutOf(held)));
   if (result.outcome === 'failed') {
     logger.warn('Payout refused', { batchId: held.id, rail: held.rail, detail: result.reason, transferId: result.transferId });
     await recordFailed(deps, held, claim.id, { reason: FAILURE_REASONS.refused, detail: result.reason });
     throw errors.payoutFailed();
   }
   return recordSent(deps, held, claim.id, result.transferId);
+}
+
+/**
+ * A call to the rail, whose failure leaves the outcome unknown (the rail may have paid): the batch is recorded
+ * `failed` (a later attempt asks the rail first) and the caller gets 502 PAYOUT_FAILED.
+ */
+async function askRail<T>(deps: SettlementDeps, batch: SettlementBatch, claimId: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : 'the rail gave no answer';
+    logger.warn('Payout outcome unknown', { batchId: batch.id, rail: batch.rail, detail });
+    await recordFailed(deps, batch, claimId, { reason: FAILURE_REASONS.unknown, detail: `outcome unknown: ${detail}` });
+    throw errors.payoutFailed(error);
+  }
+}
+
+/**
+ * New money goes out only to a payee that could take a payment (decisions.md §5's gate, with its codes): a
+ * suspended partner, one whose KYC is not approved, or an inactive merchant has its batch held (the claim given
+ * back, nothing else changed), payable once reinstated.
+ */
+async function assertPayeeCanBePaid(deps: SettlementDeps, batch: SettlementBatch, claimId: string): Promise<void> {
+  const payee = await deps.payees.getPayee(batch.partnerId, batch.clientId);
+  try {
+    assertPartnerCanTakePayment(payee.partner);
+    assertClientCanTakePayment(payee.client);
+  } catch (refusal) {
+    await deps.settlements.releasePayoutClaim(batch, claimId, deps.now().toISOString());
+    throw refusal;
+  }
 }
 
 const payoutOf = (batch: SettlementBatch) => ({
@@ -248,8 +275,12 @@ const payoutOf = (batch: SettlementBatch) => ({
   currency: batch.currency,
 });
 
-/** Tries of the `sent` record after the rail paid: a write lost now leaves a paid batch looking unpaid. */
+/**
+ * Tries of the `sent` record after the rail paid (a write lost now leaves a paid batch looking unpaid until the
+ * next pay finds the payout), while this much of the request's time is left (the rail call ends 1 s before it).
+ */
 const RECORD_TRIES = 3;
+const RECORD_RESERVE_MS = 300;
 
 async function recordSent(deps: SettlementDeps, batch: SettlementBatch, claimId: string, transferId: string | null): Promise<SettlementBatch> {
   const at = deps.now().toISOString();
@@ -261,7 +292,7 @@ async function recordSent(deps: SettlementDeps, batch: SettlementBatch, claimId:
     } catch (error) {
       // Still unrecorded: the claim lapses, and the next pay finds this payout at the rail and records it.
       logger.error('A paid batch could not be recorded sent', { batchId: batch.id, transferId, tries, error });
-      if (tries >= RECORD_TRIES || !hasTimeFor()) throw error;
+      if (tries >= RECORD_TRIES || (timeLeftMs() ?? Number.POSITIVE_INFINITY) < RECORD_RESERVE_MS) throw error;
       await sleep(100 * tries);
     }
   }

@@ -94,6 +94,18 @@ describe('a payout interrupted after the rail paid', () => {
     expect(retried).toMatchObject({ status: 'sent', transferId: transfers[0]?.transfer_id });
   }, TEST_TIMEOUT_MS);
 
+  it('records a payout an earlier attempt made even after the partner was suspended (the money has left; only new payouts are held)', async () => {
+    const { partner, batch, caller } = await pendingBatchOfNewPartner();
+    await rejection(payBatch(answerLost, caller, batch.id));
+    expect((await suite.api.admin('PATCH', `/admin/partners/${partner.partnerId}`, { status: 'suspended' })).status).toBe(200);
+
+    const recorded = await payBatch(settlementDeps, caller, batch.id);
+
+    const transfers = await railTransfers('a', batch.id);
+    expect(transfers).toEqual([expect.objectContaining({ status: 'paid' })]);
+    expect(recorded).toMatchObject({ status: 'sent', transferId: transfers[0]?.transfer_id });
+  }, TEST_TIMEOUT_MS);
+
   it('holds the batch while the dead attempt`s claim lasts (409 in progress), then a retry claims it, and the rail answers the same transfer', async () => {
     const { batch, caller } = await pendingBatchOfNewPartner();
     const diesAfterPaying: SettlementDeps = {

@@ -339,6 +339,24 @@ describe('adjustments (refunds and chargebacks after settlement, decisions.md §
     expect((await readTx(partner, first)).body).toMatchObject({ status: 'chargeback', settlementStatus: 'paid' });
   }, TEST_TIMEOUT_MS);
 
+  it('settles a batch whose adjustments take its whole net without calling a rail: sent, no transfer', async () => {
+    const { partner, clientIds } = await freshPartner();
+    const payee = { partnerId: partner.partnerId, clientId: clientIds[0] as string };
+    const refunded = await transactionIn(suite.api, payee, { amountMinor: 4200, currency: 'EUR' });
+    const [first] = (await run(partner)).body.batches;
+    expect((await pay(partner, first.id)).status).toBe(200);
+    await refund(suite.api, refunded);
+    await transactionIn(suite.api, payee, { amountMinor: 4200, currency: 'EUR' });
+    const [even] = (await run(partner)).body.batches;
+
+    const paid = await pay(partner, even.id);
+
+    expect(even).toMatchObject({ totalGross: 0, totalProcessorFees: 0, totalPlatformFees: 0, totalNet: 0 });
+    expect(paid.status).toBe(200);
+    expect(paid.body).toMatchObject({ status: 'sent', railATransferId: null, railBTransferId: null });
+    expect(await railTransfers('a', even.id)).toEqual([]);
+  }, TEST_TIMEOUT_MS);
+
   it('lets an adjustment larger than the next batch`s net wait for a later batch (a payout is never negative)', async () => {
     const { partner, clientIds } = await freshPartner();
     const payee = { partnerId: partner.partnerId, clientId: clientIds[0] as string };

@@ -49,6 +49,7 @@ const specified: Array<[ServiceError, number, string]> = [
   [errors.processorUnavailable(), 502, 'PROCESSOR_UNAVAILABLE'],
   [errors.processorIntentMissing(), 502, 'PROCESSOR_INTENT_MISSING'],
   [errors.requestTimedOut(), 503, 'REQUEST_TIMED_OUT'],
+  [errors.contended(), 503, 'SERVICE_UNAVAILABLE'],
   [errors.webhookEndpointNotFound(), 404, 'WEBHOOK_ENDPOINT_NOT_FOUND'],
   [errors.webhookDeliveryNotFound(), 404, 'WEBHOOK_DELIVERY_NOT_FOUND'],
   [errors.webhookEndpointLimitReached(20), 409, 'WEBHOOK_ENDPOINT_LIMIT_REACHED'],

@@ -71,13 +71,34 @@ describe('runSettlement', () => {
     expect(created).toHaveLength(1);
   });
 
-  it('leaves a batch that stays contended for the next run, after a bounded number of tries', async () => {
+  it('leaves a batch that stays contended for the next run after a bounded number of tries, a failure of the run (503 when nothing was made)', async () => {
     const { deps, attempts } = depsWith({ ptr_a: [line(1)] }, Array.from({ length: 50 }, () => ({ outcome: 'contended' }) as const));
+
+    const run = runSettlement(deps, { partnerId: 'ptr_a' });
+
+    await expect(run).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
+    expect(attempts).toHaveLength(5);
+  });
+
+  it('answers the batches it made when another stayed contended', async () => {
+    const contendedForShop1 = (batch: SettlementBatch): BatchWrite => (batch.clientId === 'shop-1' ? { outcome: 'contended' } : { outcome: 'created' });
+    const { deps } = depsWith({ ptr_a: [line(1, 'shop-1'), line(2, 'shop-2')] }, Array.from({ length: 50 }, () => contendedForShop1));
 
     const created = await runSettlement(deps, { partnerId: 'ptr_a' });
 
-    expect(created).toEqual([]);
-    expect(attempts).toHaveLength(5);
+    expect(created.map((batch) => batch.clientId)).toEqual(['shop-2']);
+  });
+
+  it('keeps what it made when the list of partners fails part-way', async () => {
+    const { deps } = depsWith({ ptr_a: [line(1)] }, []);
+    deps.partners.allPartnerIds = async function* () {
+      yield 'ptr_a';
+      throw new Error('partner page read failed');
+    };
+
+    const created = await runSettlement(deps, {});
+
+    expect(created).toHaveLength(1);
   });
 
   it('plans a batch again without the lines another run took, and totals what is left', async () => {
