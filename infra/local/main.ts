@@ -4,9 +4,9 @@
  * processor on PROCESSOR_SANDBOX_PORT and the sandbox payout rails on RAILS_SANDBOX_PORT (state in
  * `.data/processor-sandbox` and `.data/rails-sandbox`), delivers partner webhooks (the local queue's SQS front on
  * WEBHOOK_QUEUE_PORT, fed from the table's stream and the outbox sweep), and, when SETTLEMENT_SCHEDULE is set,
- * runs the scheduled settlement on a timer. Ctrl-C (SIGINT) or SIGTERM stops
- * accepting requests, answers the ones already running (up to 10 s), lets a running webhook batch finish, then
- * stops everything, DynamoDB Local's Java process included.
+ * runs the scheduled settlement on a timer. Ctrl-C (SIGINT), SIGTERM or SIGHUP (the terminal closed, the SSH
+ * session dropped) stops accepting requests, answers the ones already running (up to 10 s), lets a running webhook
+ * batch finish, then stops everything, DynamoDB Local's Java process included.
  * If DynamoDB Local dies meanwhile it is restarted; if it cannot be, the service stops (exit code 1) rather
  * than answer 500 to every request.
  */
@@ -62,7 +62,10 @@ async function main(): Promise<void> {
         process.exit(1);
       });
   };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  // SIGHUP too: DynamoDB Local's Java is in a process group of its own, so a hangup that killed node would leave it.
+  // After a hangup the terminal is gone: a write to it fails (EIO), and must not end the graceful stop early.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => stop(0, () => console.log(`\n${signal} received: stopping (requests already running are answered first)...`)));
   }
   void runtime.failed.then((error) => stop(1, () => console.error(`${error.message}\nStopping the service.`)));

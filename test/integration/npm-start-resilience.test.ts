@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serviceClient, startService, waitFor, type RunningService } from '../support/npm-start';
+import { isAlive, serviceClient, startService, waitFor, type RunningService } from '../support/npm-start';
 
 const checkoutBody = (partner: { partnerId: string; clientId: string }, reference: string) => ({
   partner_id: partner.partnerId,
@@ -101,6 +101,8 @@ describe('npm start, when DynamoDB Local dies', () => {
       expect(partner.status).toBe(201);
     } finally {
       service?.killAll();
+      // killAll() is a kill -9: the restarted Java's pid file stays (harmless, but not this test's to leave)
+      if (service !== undefined) rmSync(join(tmpdir(), `partner-payments-dynamodb-local-${service.dynamoPort}.pid`), { force: true });
     }
   }, 120_000);
 
@@ -132,6 +134,37 @@ describe('npm start, when DynamoDB Local dies', () => {
     } finally {
       service?.killAll();
       squatter.close();
+    }
+  }, 120_000);
+});
+
+describe('npm start --in-memory, after a run killed outright', () => {
+  it('stops the DynamoDB Local the killed run left holding the port (kill -9 of its process group), and starts', async () => {
+    let killed: RunningService | undefined;
+    let next: RunningService | undefined;
+    try {
+      // Arrange: a run killed with its whole process group (kill -9 -- -<pgid>): no handler of node's runs, and
+      // Java, in a process group of its own, survives it holding the port
+      killed = await startService({ args: ['--in-memory'], detached: true });
+      const leftBehind = killed.javaPid() ?? -1;
+      process.kill(-(killed.npm.pid ?? 0), 'SIGKILL');
+      await killed.exited;
+      expect(isAlive(leftBehind)).toBe(true);
+
+      // Act: start again on the same DynamoDB Local port
+      next = await startService({ args: ['--in-memory'], env: { DYNAMODB_LOCAL_PORT: String(killed.dynamoPort) } });
+
+      // Assert: the left-behind Java is gone, and the new run serves on that port with a Java of its own
+      await waitFor(async () => (isAlive(leftBehind) ? undefined : true), 5_000, `the left-behind java ${leftBehind} to exit`);
+      expect(next.output()).toContain(`Stopping the DynamoDB Local a previous run left behind (pid ${leftBehind}, port ${killed.dynamoPort})`);
+      expect(next.output()).toContain(`http://127.0.0.1:${killed.dynamoPort}`);
+      expect(next.javaPid()).toBeDefined();
+      expect(next.javaPid()).not.toBe(leftBehind);
+    } finally {
+      next?.killAll();
+      killed?.killAll();
+      // killAll() is a kill -9 too: the pid file the next run wrote stays (harmless, but not this test's to leave)
+      if (killed !== undefined) rmSync(join(tmpdir(), `partner-payments-dynamodb-local-${killed.dynamoPort}.pid`), { force: true });
     }
   }, 120_000);
 });

@@ -8,10 +8,17 @@ import { descendants, isAlive, startService, waitFor, type RunningService } from
 
 const processGroupOf = (pid: number) => execFileSync('ps', ['-o', 'pgid=', '-p', String(pid)], { encoding: 'utf8' }).trim();
 
-/** How the user stops it: Ctrl-C in a terminal signals the whole foreground process group; `kill` signals npm. */
+/**
+ * How the user stops it: Ctrl-C in a terminal signals the whole foreground process group; `kill` signals npm; a
+ * closed terminal or dropped SSH session hangs up the foreground process group (npm forwards only SIGINT and
+ * SIGTERM, so node gets the SIGHUP from the kernel, not from npm). DynamoDB Local's Java, in a group of its own,
+ * hears none of these: node must stop it.
+ */
 const stops = [
   { how: 'Ctrl-C (SIGINT to the process group)', signal: 'SIGINT' as const, group: true, signalExitCode: 130 },
   { how: 'SIGTERM to npm', signal: 'SIGTERM' as const, group: false, signalExitCode: 143 },
+  // npm dies of the hangup itself (no exit code), while node stops the service and prints "Stopped.".
+  { how: 'a closed terminal (SIGHUP to the process group)', signal: 'SIGHUP' as const, group: true, signalExitCode: null },
 ];
 
 describe('npm start', () => {
@@ -42,8 +49,8 @@ describe('npm start', () => {
       const code = await service.exited;
 
       // Assert: clean exit, every process of the tree gone, every port closed
-      // npm exits 0, or 128 + signal when the signal reached npm itself (as a shell reports after Ctrl-C);
-      // the service's own clean exit is the "Stopped." line.
+      // npm exits 0, or 128 + signal when the signal reached npm itself (as a shell reports after Ctrl-C), or
+      // none when it died of it; the service's own clean exit is the "Stopped." line.
       expect([0, signalExitCode]).toContain(code);
       expect(service.output()).toContain(`${signal} received: stopping`);
       expect(service.output()).toContain('Stopped.');
