@@ -1,5 +1,5 @@
 /** DELETE /api/v1/admin/api-keys/{key_id}: revoke a key; it stops working at once. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { httpRoute } from '../lib/http/chain';
 import { revokeApiKey } from '../lib/use-cases/partners';
 

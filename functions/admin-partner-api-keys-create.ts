@@ -1,5 +1,5 @@
 /** POST /api/v1/admin/partners/{partner_id}/api-keys: a partner-scoped key; key and HMAC secret shown once. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { httpRoute } from '../lib/http/chain';
 import { presentIssuedApiKey } from '../lib/http/presenters';
 import { issueApiKey } from '../lib/use-cases/partners';

@@ -1,5 +1,5 @@
 /** POST /api/v1/admin/partners/{partner_id}/webhook-endpoints: a webhook endpoint; its secret shown once. */
-import { webhookEndpointDeps } from '../lib/adapters';
+import { webhookEndpointDeps } from '../lib/adapters/webhook-endpoints';
 import { httpRoute } from '../lib/http/chain';
 import { PartnerParams } from '../lib/http/partner-schemas';
 import { presentCreatedWebhookEndpoint } from '../lib/http/webhook-presenters';

@@ -2,8 +2,8 @@
  * GET /api/v1/branding/packet?partner_id=&client_id= (widget mode, decisions.md §10): public and CORS-enabled
  * (the OPTIONS preflight is answered too), so a browser may call it directly; it carries no secrets.
  */
-import { z } from 'zod';
-import { transactionDeps } from '../lib/adapters';
+import * as z from 'zod';
+import { brandingDeps } from '../lib/adapters/branding';
 import { httpRoute } from '../lib/http/chain';
 import { presentBranding } from '../lib/http/presenters';
 import { getBrandingPacket } from '../lib/use-cases/transactions';
@@ -11,7 +11,7 @@ import { getBrandingPacket } from '../lib/use-cases/transactions';
 const Query = z.object({ partner_id: z.string().min(1).max(64), client_id: z.string().min(1).max(128) });
 
 export const handler = httpRoute({ access: 'public', cors: true, query: Query }, async ({ query }) => {
-  const { partner, client, publishableKey } = await getBrandingPacket(transactionDeps, query.partner_id, query.client_id);
+  const { partner, client, publishableKey } = await getBrandingPacket(brandingDeps, query.partner_id, query.client_id);
   return {
     status: 200,
     body: {

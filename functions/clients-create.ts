@@ -1,5 +1,5 @@
 /** POST /api/v1/clients: register a merchant under the API key's partner. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { toMinorUnits } from '../lib/domain/money';
 import { CLIENT_STATUSES, FLAT_FEE_CURRENCY } from '../lib/domain/partner';
 import { httpRoute } from '../lib/http/chain';

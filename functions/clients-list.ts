@@ -1,5 +1,5 @@
 /** GET /api/v1/clients: the partner's merchants, newest first, paged, optional `status` filter. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { CLIENT_STATUSES } from '../lib/domain/partner';
 import { httpRoute } from '../lib/http/chain';
 import { presentClient, presentPage } from '../lib/http/presenters';

@@ -3,7 +3,7 @@
  * naming the failing check (decisions.md §3), so a load balancer or `npm start`'s user sees a dead DynamoDB
  * instead of a service that answers 500 to everything.
  */
-import { healthChecks } from '../lib/adapters';
+import { healthChecks } from '../lib/adapters/health';
 import { httpRoute } from '../lib/http/chain';
 import { checkHealth, type HealthCheck } from '../lib/use-cases/health';
 

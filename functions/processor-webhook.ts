@@ -6,7 +6,7 @@
  * and only then is the body parsed (in the processor adapter). `processor-signature` is the spec's header;
  * `Stripe-Signature`, what Stripe itself sends, is read when it is absent.
  */
-import { processorEventDeps } from '../lib/adapters';
+import { processorEventDeps } from '../lib/adapters/processor-events';
 import { httpRoute } from '../lib/http/chain';
 import { handleProcessorEvent, type ProcessorEventDeps } from '../lib/use-cases/processor-events';
 

@@ -7,7 +7,7 @@
  * run, or for `POST /settlements/run`), so a long run ends with its batches recorded rather than cut off.
  */
 import type { Context } from 'aws-lambda';
-import { settlementDeps } from '../lib/adapters';
+import { settlementDeps } from '../lib/adapters/settlement';
 import { runWithDeadline } from '../lib/deadline';
 import { logger } from '../lib/observability';
 import { runSettlement, type SettlementDeps } from '../lib/use-cases/settlements';

@@ -1,5 +1,5 @@
 /** GET /api/v1/settlements: batches newest first, paged, filtered by `status` and `client_id` (decisions.md §9). */
-import { settlementDeps } from '../lib/adapters';
+import { settlementDeps } from '../lib/adapters/settlement';
 import { httpRoute } from '../lib/http/chain';
 import { presentBatch, presentPage } from '../lib/http/presenters';
 import { SettlementListQuery } from '../lib/http/settlement-schemas';

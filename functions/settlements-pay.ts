@@ -1,5 +1,5 @@
 /** POST /api/v1/settlements/pay: pays one batch over its rail (decisions.md §7). */
-import { settlementDeps } from '../lib/adapters';
+import { settlementDeps } from '../lib/adapters/settlement';
 import { httpRoute } from '../lib/http/chain';
 import { presentBatch } from '../lib/http/presenters';
 import { SettlementPayBody } from '../lib/http/settlement-schemas';

@@ -1,5 +1,5 @@
 /** POST /api/v1/settlements/run: batches every eligible transaction of the scope (decisions.md §7). */
-import { settlementDeps } from '../lib/adapters';
+import { settlementDeps } from '../lib/adapters/settlement';
 import { httpRoute } from '../lib/http/chain';
 import { MAX_BODY_BYTES } from '../lib/http/json-limits';
 import { presentBatch } from '../lib/http/presenters';

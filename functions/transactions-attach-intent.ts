@@ -1,7 +1,7 @@
 /** POST /api/v1/transactions/attach-intent (legacy): link a processor intent; initialized -> pending. */
 import { httpRoute } from '../lib/http/chain';
 import { AttachIntentBody } from '../lib/http/transaction-schemas';
-import { transactionDeps } from '../lib/adapters';
+import { transactionDeps } from '../lib/adapters/transactions';
 import { attachIntent } from '../lib/use-cases/transactions';
 
 export const handler = httpRoute({ access: 'partner-mutation', body: AttachIntentBody }, async ({ caller, body }) => {

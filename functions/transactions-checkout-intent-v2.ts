@@ -5,7 +5,7 @@
 import { httpRoute } from '../lib/http/chain';
 import { presentBranding, presentCheckout } from '../lib/http/presenters';
 import { CheckoutBody, toNewCheckout } from '../lib/http/transaction-schemas';
-import { transactionDeps } from '../lib/adapters';
+import { transactionDeps } from '../lib/adapters/transactions';
 import { createCheckoutIntent } from '../lib/use-cases/transactions';
 
 export const handler = httpRoute({ access: 'partner-mutation', body: CheckoutBody }, async ({ caller, body, idempotency }) => {

@@ -2,7 +2,7 @@
 import { httpRoute } from '../lib/http/chain';
 import { presentCheckout } from '../lib/http/presenters';
 import { CheckoutBody, toNewCheckout } from '../lib/http/transaction-schemas';
-import { transactionDeps } from '../lib/adapters';
+import { transactionDeps } from '../lib/adapters/transactions';
 import { createCheckoutIntent, type TransactionDeps } from '../lib/use-cases/transactions';
 
 /** The handler over given adapters (tests inject faults); `handler` uses the real ones. */

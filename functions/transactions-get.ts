@@ -2,10 +2,10 @@
 import { httpRoute } from '../lib/http/chain';
 import { presentTransaction } from '../lib/http/presenters';
 import { TransactionParams } from '../lib/http/transaction-schemas';
-import { transactionDeps } from '../lib/adapters';
+import { transactionStoreDeps } from '../lib/adapters/transaction-store';
 import { getTransactionFor } from '../lib/use-cases/transactions';
 
 export const handler = httpRoute({ access: 'partner-read', params: TransactionParams }, async ({ caller, params }) => ({
   status: 200,
-  body: presentTransaction(await getTransactionFor(transactionDeps, caller, params.svc_tx_id)),
+  body: presentTransaction(await getTransactionFor(transactionStoreDeps, caller, params.svc_tx_id)),
 }));

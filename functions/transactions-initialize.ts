@@ -1,11 +1,11 @@
 /** POST /api/v1/transactions/initialize (legacy): the transaction only; the intent is attached later. */
 import { httpRoute } from '../lib/http/chain';
 import { InitializeBody } from '../lib/http/transaction-schemas';
-import { transactionDeps } from '../lib/adapters';
+import { transactionStoreDeps } from '../lib/adapters/transaction-store';
 import { initializeTransaction } from '../lib/use-cases/transactions';
 
 export const handler = httpRoute({ access: 'partner-mutation', body: InitializeBody }, async ({ caller, body, idempotency }) => {
-  const transaction = await initializeTransaction(transactionDeps, caller, {
+  const transaction = await initializeTransaction(transactionStoreDeps, caller, {
     partnerId: body.partner_id,
     clientId: body.client_id,
     amountMinor: body.amountMinor,

@@ -2,12 +2,12 @@
 import { httpRoute } from '../lib/http/chain';
 import { presentPage, presentTransaction } from '../lib/http/presenters';
 import { TransactionListQuery } from '../lib/http/transaction-schemas';
-import { transactionDeps } from '../lib/adapters';
+import { transactionStoreDeps } from '../lib/adapters/transaction-store';
 import { listTransactionsFor } from '../lib/use-cases/transactions';
 
 export const handler = httpRoute({ access: 'partner-read', query: TransactionListQuery }, async ({ caller, query }) => {
   const page = await listTransactionsFor(
-    transactionDeps,
+    transactionStoreDeps,
     caller,
     query.partner_id,
     {

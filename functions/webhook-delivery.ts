@@ -14,8 +14,8 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { z } from 'zod';
-import { webhookDeliveryDeps } from '../lib/adapters';
+import * as z from 'zod';
+import { webhookDeliveryDeps } from '../lib/adapters/webhook-deliveries';
 import { countMetric, logger, metricsMiddleware, tracer } from '../lib/observability';
 import { deliverWebhook, type DeliveryStep, type WebhookDeliveryDeps } from '../lib/use-cases/webhook-deliveries';
 

@@ -6,7 +6,7 @@
  * fresh machine; `aws` (set by the CDK stack on every function) has no local defaults, so a missing
  * setting fails the cold start instead of silently pointing at a sandbox.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';

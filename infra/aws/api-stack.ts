@@ -3,20 +3,51 @@
  * `$default` route for paths no route serves. Each function gets exactly the access its route declares. A route
  * marked `functionUrl` (the processor webhook) also gets a Lambda function URL, auth NONE. The settlement schedule,
  * which is no route, is the settlement stack's.
+ *
+ * In front of the functions: a stage-wide throttle and an access log; on the admin routes, when the admin token
+ * issuer is configured, a JWT authorizer checking the same issuer and audience as the functions' own check (which
+ * stays: the authorizer only turns away a bad token before a function runs). Alarms on the 5xx rate and on failed
+ * payouts notify the alarm topic.
  */
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
-import { HttpApi, HttpMethod, HttpRoute, HttpRouteKey } from 'aws-cdk-lib/aws-apigatewayv2';
+import { CfnOutput, Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { type CfnStage, HttpApi, HttpMethod, HttpRoute, HttpRouteKey } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Alarm, ComparisonOperator, MathExpression, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { FUNCTION_TIMEOUT_SECONDS, fallbackRoute, routes, type RouteAccess } from '../routes';
-import type { RailSettings, SettlementCutoff } from './deploy-settings';
+import { API_PREFIX, FUNCTION_TIMEOUT_SECONDS, fallbackRoute, routes, type RouteAccess, type RouteDefinition } from '../routes';
+import type { ApiThrottleSettings, RailSettings, SettlementCutoff } from './deploy-settings';
+import { acknowledgeFunctionFindings } from './nag-findings';
+import { METRICS_NAMESPACE, powertoolsEnvironment, SERVICE_NAME } from './observability';
 import { serviceFunction } from './service-function';
 import { grantTableAccess } from './table-access';
+
+/** The stage throttle when the app gives none (`deploy-settings.ts` reads `apiThrottleRate`, `apiThrottleBurst`). */
+const DEFAULT_THROTTLE: ApiThrottleSettings = { rateLimit: 100, burstLimit: 200 };
+
+/** The 5xx alarm: at least this percentage of requests answered 5xx in a 5-minute period. */
+const SERVER_ERROR_RATE_PERCENT = 5;
+
+/** The admin API (decisions.md §2): everything under `/admin/`. */
+const isAdminRoute = (route: Pick<RouteDefinition, 'path'>) => route.path.startsWith(`${API_PREFIX}/admin/`);
+
+/** Why a route has no API Gateway authorizer: the function authenticates the caller itself (cdk-nag AwsSolutions-APIG4). */
+const selfAuthenticated = (route: Pick<RouteDefinition, 'name' | 'path'>): string => {
+  if (route.name === 'health') return 'The public health check: no caller to authenticate, and it reads no item.';
+  if (route.name === 'processor-webhook') return 'The processor webhook: the function verifies the processor’s signature over the raw body before anything else.';
+  if (route.name === fallbackRoute.name) return 'The $default route answers 404 or 405 and touches nothing.';
+  if (isAdminRoute(route)) return 'No admin token issuer is configured: the admin functions refuse to start (fail closed) until one is.';
+  if (route.name === 'branding-packet') return 'The branding packet: the function checks the partner’s API key (its CORS preflight carries none, by the Fetch standard).';
+  return 'A partner route: the function checks the partner’s API key and the HMAC signature over the raw body (lib/http), which no API Gateway authorizer can.';
+};
 
 /**
  * The HTTP function that runs settlement and so needs the deploy-time cutoff (the scheduled run, in the settlement
@@ -45,6 +76,10 @@ export interface ApiStackProps extends StackProps {
   settlementCutoff: SettlementCutoff;
   /** Admin bearer token verification (decisions.md §2); unset, the admin functions refuse to start. */
   adminAuth?: { jwksUrl: string; issuer: string; audience: string } | undefined;
+  /** The stage-wide throttle; unset, 100 requests per second with bursts of 200. */
+  throttle?: ApiThrottleSettings;
+  /** Where the alarms send their notifications. */
+  alarmTopic: ITopic;
 }
 
 export class ApiStack extends Stack {
@@ -53,6 +88,16 @@ export class ApiStack extends Stack {
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
     this.api = new HttpApi(this, 'HttpApi', { description: 'Partner payments service API (/api/v1)' });
+    this.configureStage(props.throttle ?? DEFAULT_THROTTLE);
+    // API Gateway fetches the signing keys from the issuer's OpenID discovery document (its jwks_uri, which must be
+    // adminAuth.jwksUrl, the keys the functions verify with); the functions check the same issuer and audience.
+    const adminAuthorizer =
+      props.adminAuth === undefined
+        ? undefined
+        : new HttpJwtAuthorizer('AdminJwt', props.adminAuth.issuer, {
+            jwtAudience: [props.adminAuth.audience],
+            identitySource: ['$request.header.Authorization'],
+          });
 
     const functions = new Map<string, NodejsFunction>();
     for (const route of routes) {
@@ -66,20 +111,78 @@ export class ApiStack extends Stack {
           new CfnOutput(this, `FunctionUrl-${route.name}`, { value: url.url });
         }
       }
-      new HttpRoute(this, `Route-${route.method}-${route.name}`, {
+      const authorizer = isAdminRoute(route) ? adminAuthorizer : undefined;
+      const httpRoute = new HttpRoute(this, `Route-${route.method}-${route.name}`, {
         httpApi: this.api,
         routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
         integration: new HttpLambdaIntegration(`Integration-${route.method}-${route.name}`, fn),
+        ...(authorizer === undefined ? {} : { authorizer }),
       });
+      if (authorizer === undefined) Validations.of(httpRoute).acknowledge({ id: 'AwsSolutions-APIG4', reason: selfAuthenticated(route) });
     }
     const fallback = this.createFunction(fallbackRoute.name, fallbackRoute.access, props);
-    new HttpRoute(this, 'Route-default', {
+    const fallbackHttpRoute = new HttpRoute(this, 'Route-default', {
       httpApi: this.api,
       routeKey: HttpRouteKey.DEFAULT,
       integration: new HttpLambdaIntegration('Integration-default', fallback),
     });
+    Validations.of(fallbackHttpRoute).acknowledge({ id: 'AwsSolutions-APIG4', reason: selfAuthenticated({ ...fallbackRoute, path: '$default' }) });
 
+    this.addAlarms(props.alarmTopic);
     new CfnOutput(this, 'ApiUrl', { value: `${this.api.apiEndpoint}/api/v1` });
+  }
+
+  /** The `$default` stage (HttpApi's own, kept so as not to replace it): throttled, with a JSON access log. */
+  private configureStage(throttle: ApiThrottleSettings): void {
+    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.ONE_MONTH });
+    const stage = this.api.defaultStage?.node.defaultChild as CfnStage;
+    stage.defaultRouteSettings = { throttlingRateLimit: throttle.rateLimit, throttlingBurstLimit: throttle.burstLimit };
+    stage.accessLogSettings = {
+      destinationArn: accessLogs.logGroupArn,
+      format: JSON.stringify({
+        requestId: '$context.requestId',
+        ip: '$context.identity.sourceIp',
+        requestTime: '$context.requestTime',
+        routeKey: '$context.routeKey',
+        status: '$context.status',
+        responseLength: '$context.responseLength',
+        integrationError: '$context.integrationErrorMessage',
+        authorizerError: '$context.authorizer.error',
+      }),
+    };
+  }
+
+  private addAlarms(topic: ITopic): void {
+    const period = Duration.minutes(5);
+    const serverErrors = new Alarm(this, 'ServerErrorRateAlarm', {
+      alarmDescription: `At least ${SERVER_ERROR_RATE_PERCENT}% of API requests answered 5xx in 5 minutes (see the functions' logs by request id)`,
+      metric: new MathExpression({
+        expression: 'IF(requests > 0, 100 * serverErrors / requests, 0)',
+        usingMetrics: { serverErrors: this.api.metricServerError({ period }), requests: this.api.metricCount({ period }) },
+        period,
+        label: 'API 5xx rate (%)',
+      }),
+      threshold: SERVER_ERROR_RATE_PERCENT,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    // Counted by the pay use case (lib/use-cases/settlements.ts), once per payout the rail refused or failed.
+    const payoutFailures = new Alarm(this, 'PayoutFailuresAlarm', {
+      alarmDescription: 'A settlement payout failed (see the settlements-pay logs and the batch’s failure reason)',
+      metric: new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: 'SettlementPayoutsFailed',
+        dimensionsMap: { service: SERVICE_NAME },
+        statistic: 'Sum',
+        period,
+      }),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    for (const alarm of [serverErrors, payoutFailures]) alarm.addAlarmAction(new SnsAction(topic));
   }
 
   private createFunction(name: string, access: RouteAccess, props: ApiStackProps): NodejsFunction {
@@ -87,6 +190,7 @@ export class ApiStack extends Stack {
     const fn = serviceFunction(this, name, {
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS,
       environment: {
+        ...powertoolsEnvironment,
         TABLE_NAME: table.tableName,
         KMS_KEY_ID: secretsKey.keyArn,
         ...(adminAuth === undefined
@@ -104,6 +208,7 @@ export class ApiStack extends Stack {
     if (access.processorKeys === true) processorSecret.grantRead(fn);
     if (access.cursorKey === true) cursorSecret.grantRead(fn);
     if (access.railKeys === true) railsSecret.grantRead(fn);
+    acknowledgeFunctionFindings(fn, access.table === undefined ? undefined : table);
     return fn;
   }
 }

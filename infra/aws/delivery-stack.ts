@@ -5,13 +5,14 @@
  * - the outbox sweep: a function an EventBridge rule runs every minute, enqueuing what the relay missed;
  * - the consumer: a function on the delivery queue (batches of 10, partial batch failures, bounded
  *   concurrency) that makes one attempt per message and schedules the next by sending a delayed message;
- * - an alarm on the dead-letter queue.
+ * - an alarm on the dead-letter queue, notifying the alarm topic.
  * Each function gets only what it touches: the relay the stream and queue send; the sweep a Query on the outbox
  * index, UpdateItem (its lease) and queue send; the consumer GetItem, PutItem and UpdateItem on the table,
  * KMS Decrypt (endpoint secrets), queue send (its retries) and consume.
  */
 import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
@@ -19,9 +20,12 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { DELIVERY_QUEUE, OUTBOX_RELAY, OUTBOX_SWEEP } from '../webhook-delivery';
+import { acknowledgeFunctionFindings } from './nag-findings';
+import { powertoolsEnvironment } from './observability';
 import { serviceFunction } from './service-function';
 
 export interface DeliveryStackProps extends StackProps {
@@ -29,6 +33,8 @@ export interface DeliveryStackProps extends StackProps {
   secretsKey: IKey;
   deliveryQueue: IQueue;
   deliveryDeadLetters: IQueue;
+  /** Where the dead-letter alarm sends its notifications. */
+  alarmTopic: ITopic;
 }
 
 /** The outbox's GSI (docs/data-model.md): the sweep may query it and no other index. */
@@ -37,8 +43,9 @@ const OUTBOX_INDEX = 'gsi2';
 export class DeliveryStack extends Stack {
   constructor(scope: Construct, id: string, props: DeliveryStackProps) {
     super(scope, id, props);
-    const { table, secretsKey, deliveryQueue, deliveryDeadLetters } = props;
+    const { table, secretsKey, deliveryQueue, deliveryDeadLetters, alarmTopic } = props;
     const environment = {
+      ...powertoolsEnvironment,
       TABLE_NAME: table.tableName,
       // Required of every function in AWS (lib/config.ts); only the consumer may use the key.
       KMS_KEY_ID: secretsKey.keyArn,
@@ -83,7 +90,10 @@ export class DeliveryStack extends Stack {
     secretsKey.grantDecrypt(consumer);
     deliveryQueue.grantSendMessages(consumer);
 
-    new Alarm(this, 'DeadLettersAlarm', {
+    // The sweep queries one index (gsi2) by name, so only the relay's and consumer's common findings are left.
+    for (const fn of [relay, sweep, consumer]) acknowledgeFunctionFindings(fn);
+
+    const deadLetters = new Alarm(this, 'DeadLettersAlarm', {
       alarmDescription: 'A partner webhook delivery message could not be processed at all and was dead-lettered (see the consumer logs)',
       metric: deliveryDeadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
       threshold: 1,
@@ -91,5 +101,6 @@ export class DeliveryStack extends Stack {
       evaluationPeriods: 1,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
+    deadLetters.addAlarmAction(new SnsAction(alarmTopic));
   }
 }

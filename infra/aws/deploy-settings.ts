@@ -6,6 +6,9 @@
  *
  * | Context key | Becomes | Default |
  * |---|---|---|
+ * | `stage` | `dev` or `prod`: what the stateful stack keeps when deleted (`stageSetting`) | `dev` |
+ * | `apiThrottleRate`, `apiThrottleBurst` | the HTTP API stage's steady requests per second and burst, every route together | 100, 200 |
+ * | `alarmEmail` | an email subscription to the alarm topic (confirm it from the mail AWS sends) | none |
  * | `settlementSchedule` | the EventBridge schedule of the settlement run (`SETTLEMENT_SCHEDULE`) | `cron(0 1 * * ? *)`: daily, 01:00 UTC |
  * | `settlementCutoff` | `SETTLEMENT_CUTOFF` of the functions that run settlement | `day_boundary` |
  * | `railAApiBase`, `railBApiBase` | `RAIL_A_API_BASE`, `RAIL_B_API_BASE` of the payout function (https) | unset: that rail's payouts answer failed |
@@ -16,6 +19,13 @@ import type { Config } from '../../lib/config';
 import { parseRate } from '../local/schedule';
 
 export type SettlementCutoff = Config['SETTLEMENT_CUTOFF'];
+
+/**
+ * `prod`: the table, the secrets key, the secrets and the dead letters are retained when their stack is deleted
+ * (or a resource replaced), and the table has deletion protection. `dev`: all of it is destroyed with the stack.
+ */
+export type Stage = 'dev' | 'prod';
+const STAGES: readonly Stage[] = ['dev', 'prod'];
 
 export interface SettlementSettings {
   /** Which succeeded transactions a run settles (decisions.md §1). */
@@ -39,6 +49,45 @@ const contextString = (scope: IConstruct, key: string): string | undefined => {
   if (typeof value !== 'string') throw new Error(`context ${key}: expected a string`);
   return value;
 };
+
+/** The stage (`-c stage=prod`); `dev` when unset. Throws on any other value: a typo must not deploy as dev. */
+export function stageSetting(scope: IConstruct): Stage {
+  const stage = contextString(scope, 'stage') ?? 'dev';
+  if (!STAGES.includes(stage as Stage)) throw new Error(`context stage: expected ${STAGES.join(' or ')}, got "${stage}"`);
+  return stage as Stage;
+}
+
+/** Where alarms also send an email (`-c alarmEmail=oncall@example.com`); unset, the topic has no subscription. */
+export function alarmEmailSetting(scope: IConstruct): string | undefined {
+  const email = contextString(scope, 'alarmEmail');
+  if (email !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw new Error('context alarmEmail: expected an email address');
+  return email;
+}
+
+export interface ApiThrottleSettings {
+  /** Steady-state requests per second across the stage, every route together. */
+  rateLimit: number;
+  /** Requests API Gateway admits at once above the steady rate (a token bucket this deep). */
+  burstLimit: number;
+}
+
+/**
+ * The stage-wide throttle (`-c apiThrottleRate=100 -c apiThrottleBurst=200`): a ceiling for the whole API in front
+ * of the functions' per-partner rate limit (`RATE_LIMIT_PER_MINUTE`), so a flood answers 429 at the edge instead of
+ * taking the account's Lambda concurrency. Throws unless both are positive integers and the burst is at least the rate.
+ */
+export function apiThrottleSettings(scope: IConstruct): ApiThrottleSettings {
+  const integer = (key: string, fallback: number) => {
+    const value = contextString(scope, key);
+    if (value === undefined) return fallback;
+    if (!/^[1-9][0-9]*$/.test(value)) throw new Error(`context ${key}: expected a positive integer, got "${value}"`);
+    return Number(value);
+  };
+  const rateLimit = integer('apiThrottleRate', 100);
+  const burstLimit = integer('apiThrottleBurst', Math.max(200, rateLimit));
+  if (burstLimit < rateLimit) throw new Error('context apiThrottleBurst: expected at least apiThrottleRate');
+  return { rateLimit, burstLimit };
+}
 
 /** The settlement's schedule and cutoff. Throws, naming the context key, on a value that would not deploy or run. */
 export function settlementSettings(scope: IConstruct): SettlementSettings {

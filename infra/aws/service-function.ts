@@ -1,14 +1,16 @@
 /**
  * One Lambda function of the service, built the same way wherever a stack needs one: `functions/<name>.ts`
  * bundled by esbuild as an ES module for Node 22 on ARM, X-Ray tracing, a log group kept a month, and the
- * runtime settings every function shares (`SVC_RUNTIME=aws`, source maps). Grants are the caller's business.
+ * runtime settings every function shares (`SVC_RUNTIME=aws`, source maps). The bundling settings are
+ * `../bundling.ts`'s, shared with `npm run bundle-report`. Grants are the caller's business.
  */
 import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { cdkBundling } from '../bundling';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const entryOf = (name: string) => fileURLToPath(new URL(`../../functions/${name}.ts`, import.meta.url));
@@ -37,14 +39,6 @@ export function serviceFunction(scope: Construct, name: string, props: ServiceFu
     tracing: Tracing.ACTIVE,
     logGroup: new LogGroup(scope, `Logs-${name}`, { retention: RetentionDays.ONE_MONTH }),
     environment: { SVC_RUNTIME: 'aws', ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
-    bundling: {
-      format: OutputFormat.ESM,
-      target: 'node22',
-      mainFields: ['module', 'main'],
-      sourceMap: true,
-      minify: true,
-      // CommonJS dependencies bundled into an ES module still call require().
-      banner: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-    },
+    bundling: cdkBundling,
   });
 }

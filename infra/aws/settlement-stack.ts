@@ -1,7 +1,8 @@
 /**
  * The settlement schedule (decisions.md §1, §7): `functions/settlement-scheduled.ts`, the same run as
  * `POST /settlements/run` for every partner, invoked by an EventBridge rule on the deploy-time schedule
- * (`settlementSchedule`, daily at 01:00 UTC by default; `infra/aws/deploy-settings.ts`), and an alarm on its errors.
+ * (`settlementSchedule`, daily at 01:00 UTC by default; `infra/aws/deploy-settings.ts`), and an alarm on its errors,
+ * notifying the alarm topic.
  *
  * The run reads the partners (gsi1), queries the sparse settlement index (gsi3) and writes each batch with its
  * lines' flips in one TransactWriteItems (Put + Update, conditional): the table's `items` access and nothing more,
@@ -9,13 +10,17 @@
  */
 import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { SettlementSettings } from './deploy-settings';
 import { SETTLEMENT_RUN_TIMEOUT_SECONDS } from '../routes';
+import { acknowledgeFunctionFindings } from './nag-findings';
+import { powertoolsEnvironment } from './observability';
 import { serviceFunction } from './service-function';
 import { grantTableAccess } from './table-access';
 
@@ -24,6 +29,8 @@ export interface SettlementStackProps extends StackProps {
   /** Only its id: required of every function in AWS (lib/config.ts); the run opens nothing sealed. */
   secretsKey: IKey;
   settlement: SettlementSettings;
+  /** Where the error alarm sends its notifications. */
+  alarmTopic: ITopic;
 }
 
 /**
@@ -37,7 +44,7 @@ const MAX_EVENT_AGE = Duration.hours(1);
 export class SettlementStack extends Stack {
   constructor(scope: Construct, id: string, props: SettlementStackProps) {
     super(scope, id, props);
-    const { table, secretsKey, settlement } = props;
+    const { table, secretsKey, settlement, alarmTopic } = props;
 
     const run = serviceFunction(this, 'settlement-scheduled', {
       timeoutSeconds: SETTLEMENT_RUN_TIMEOUT_SECONDS,
@@ -46,9 +53,10 @@ export class SettlementStack extends Stack {
       // transaction, so overlapping runs (or a run beside POST /settlements/run) never settle a transaction twice;
       // it only spares the table two runs racing for the same items.
       reservedConcurrentExecutions: 1,
-      environment: { TABLE_NAME: table.tableName, KMS_KEY_ID: secretsKey.keyArn, SETTLEMENT_CUTOFF: settlement.cutoff },
+      environment: { ...powertoolsEnvironment, TABLE_NAME: table.tableName, KMS_KEY_ID: secretsKey.keyArn, SETTLEMENT_CUTOFF: settlement.cutoff },
     });
     grantTableAccess(table, run, 'items');
+    acknowledgeFunctionFindings(run, table);
     // Lambda's own retries of a failed (or throttled) asynchronous invocation.
     run.configureAsyncInvoke({ retryAttempts: RETRY_ATTEMPTS, maxEventAge: MAX_EVENT_AGE });
 
@@ -59,7 +67,7 @@ export class SettlementStack extends Stack {
       targets: [new LambdaFunction(run, { retryAttempts: RETRY_ATTEMPTS, maxEventAge: MAX_EVENT_AGE })],
     });
 
-    new Alarm(this, 'ScheduledRunErrorsAlarm', {
+    const errors = new Alarm(this, 'ScheduledRunErrorsAlarm', {
       alarmDescription: 'A scheduled settlement run failed (it is retried; see the settlement-scheduled logs)',
       metric: run.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
       threshold: 1,
@@ -67,5 +75,6 @@ export class SettlementStack extends Stack {
       evaluationPeriods: 1,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
+    errors.addAlarmAction(new SnsAction(alarmTopic));
   }
 }

@@ -2,7 +2,7 @@
  * The middlewares of the HTTP chain (order and composition in `chain.ts`). Each is small and does one thing.
  */
 import type { MiddlewareObj, Request } from '@middy/core';
-import { z } from 'zod';
+import * as z from 'zod';
 import { errors, fieldValidationError, formValidationError } from '../domain/errors';
 import { countMetric, logger } from '../observability';
 import { exceedsBytes, findJsonFault, LONE_SURROGATE } from './json-limits';

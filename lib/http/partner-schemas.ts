@@ -1,5 +1,5 @@
 /** Request schemas of the admin partner routes (create and update share their field rules). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { KYC_STATUSES, PARTNER_STATUSES } from '../domain/partner';
 import { percentage, text } from './schemas';
 

@@ -1,5 +1,5 @@
 /** zod pieces several routes share. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { decimalPlaces } from '../domain/money';
 
 /**

@@ -1,5 +1,5 @@
 /** Request schemas of the settlement routes (interface-spec.md; decisions.md §7, §9). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { BATCH_STATUSES } from '../domain/settlement';
 import { PageQuery } from './schemas';
 

@@ -1,5 +1,5 @@
 /** Request schemas of the transaction routes (interface-spec.md; limits of decisions.md §5 and §9). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { normalizeCurrency, parseAmount } from '../domain/money';
 import { TRANSACTION_STATUSES } from '../domain/transaction';
 import { PAYMENT_INTENT_ID } from '../processor/port';

@@ -1,5 +1,5 @@
 /** Request schemas of the admin webhook routes: endpoints, deliveries, audit events (decisions.md §2, §9). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { AUDIT_EVENT_TYPES } from '../domain/audit';
 import { DELIVERY_STATUSES, PARTNER_EVENTS } from '../domain/webhooks';
 import { PartnerParams } from './partner-schemas';

@@ -22,7 +22,7 @@
  * needs to record the outcome, and by {@link RAIL_CALL_TIMEOUT_MS}. The rail's key goes only into the
  * `Authorization` header: no message, reason or error here contains it, and nothing is logged.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { timeLeftMs } from '../deadline';
 import { toMajorUnits } from '../domain/money';
 import { PayoutOutcomeUnknown, type PayoutRails, type PayoutRequest, type PayoutResult, type RailName } from './port';

@@ -6,7 +6,7 @@
  * PROCESSOR_KEY_MISSING / PROCESSOR_PUBLISHABLE_MISSING.
  */
 import { config } from '../config';
-import { loadProcessorKeys } from './index';
+import { loadProcessorKeys } from './process-keys';
 import type { LoadProcessorKeys } from './keys';
 
 /** Where the stripe SDK sends requests when no API base is configured. */
@@ -26,7 +26,7 @@ export const processorCheck =
     await response.body?.cancel();
   };
 
-/** The check of this process's processor (`lib/processor/index.ts`). */
+/** The check of this process's processor (`lib/processor/index.ts`; only its keys are read here, so no Stripe SDK). */
 export const checkProcessor = processorCheck({
   apiBase: config.PROCESSOR_API_BASE ?? STRIPE_API_BASE,
   loadKeys: config.SVC_RUNTIME === 'aws' ? undefined : loadProcessorKeys,

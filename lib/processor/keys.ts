@@ -8,6 +8,8 @@
  */
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { errors } from '../domain/errors';
+import type { Processor } from './port';
 
 export interface ProcessorKeys {
   secretKey: string | undefined;
@@ -41,3 +43,12 @@ export function keysFromSecretsManager(client: SecretsManagerClient, secretArn: 
     return { secretKey: present(parsed?.secret_key), publishableKey: present(parsed?.publishable_key), webhookSecret: present(parsed?.webhook_secret) };
   };
 }
+
+/** The processor's publishable key (`Processor.publishableKey`), read per call: 500 PROCESSOR_PUBLISHABLE_MISSING when unset. */
+export const publishableKeyFrom =
+  (loadKeys: LoadProcessorKeys): Processor['publishableKey'] =>
+  async () => {
+    const { publishableKey } = await loadKeys();
+    if (publishableKey === undefined) throw errors.processorPublishableMissing();
+    return publishableKey;
+  };

@@ -10,7 +10,7 @@ import { timeLeftMs } from '../deadline';
 import { errors, fieldValidationError, formValidationError, ServiceError } from '../domain/errors';
 import { normalizeCurrency } from '../domain/money';
 import { verifyStripeEvent } from './events';
-import type { LoadProcessorKeys } from './keys';
+import { publishableKeyFrom, type LoadProcessorKeys } from './keys';
 import type { NewPaymentIntent, PaymentIntent, Processor } from './port';
 import { fromStripeAmount, toStripeAmount } from './stripe-amounts';
 
@@ -171,11 +171,7 @@ export function createStripeProcessor(options: StripeProcessorOptions): Processo
           throw error;
         }
       }),
-    publishableKey: async () => {
-      const { publishableKey } = await options.loadKeys();
-      if (publishableKey === undefined) throw errors.processorPublishableMissing();
-      return publishableKey;
-    },
+    publishableKey: publishableKeyFrom(options.loadKeys),
     verifyEvent: async (rawBody: string, signatureHeader: string | undefined) => {
       // A missing header is refused before the keys are read: an unsigned request costs no secret lookup.
       if (signatureHeader === undefined || signatureHeader.trim() === '') throw errors.processorSignatureMissing();

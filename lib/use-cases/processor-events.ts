@@ -16,7 +16,7 @@ import type * as moves from '../store/transaction-moves';
 import type * as transactions from '../store/transactions';
 import type * as webhookEndpoints from '../store/webhook-endpoints';
 
-/** The adapters this use case calls, wired in `lib/adapters.ts`; tests may wrap them to inject faults. */
+/** The adapters this use case calls, wired in `lib/adapters/`; tests may wrap them to inject faults. */
 export interface ProcessorEventDeps {
   processor: Pick<Processor, 'verifyEvent'>;
   transactions: Pick<typeof transactions, 'getTransaction' | 'getTransactionByPaymentIntent'>;

@@ -19,7 +19,7 @@ import type * as payees from '../store/payees';
 import * as transactions from '../store/transactions';
 
 /**
- * The adapters these use cases call, wired once in `lib/adapters.ts` (the composition point); tests may wrap
+ * The adapters these use cases call, wired once in `lib/adapters/` (the composition point); tests may wrap
  * them to inject faults.
  */
 export interface TransactionDeps {
@@ -30,6 +30,15 @@ export interface TransactionDeps {
   >;
   clients: Pick<typeof clients, 'getClient'>;
   payees: Pick<typeof payees, 'getPayee'>;
+}
+
+/** The adapters of the use cases that never call the processor (so their functions bundle no processor SDK). */
+export type TransactionStoreDeps = Omit<TransactionDeps, 'processor'>;
+
+/** The branding packet's adapters: the payees, and of the processor only its publishable key. */
+export interface BrandingDeps {
+  processor: Pick<Processor, 'publishableKey'>;
+  payees: TransactionDeps['payees'];
 }
 
 export interface NewTransaction {
@@ -54,7 +63,7 @@ export type AttemptScope = IdempotencyScope;
  * §5); a platform key names any partner. Then the payment gate: partner found, active, KYC approved; client
  * found (under that partner: another partner's client is 404), active.
  */
-async function resolvePayee(deps: TransactionDeps, caller: Caller, partnerId: string, clientId: string) {
+async function resolvePayee(deps: TransactionStoreDeps, caller: Caller, partnerId: string, clientId: string) {
   assertActsFor(caller, partnerId);
   // A partner key brought its partner already; a platform key reads partner and client in one BatchGet.
   const payee =
@@ -151,7 +160,7 @@ export async function createCheckoutIntent(
  * Writes the attempt's transaction; if an earlier try of the same attempt already wrote it (it crashed before
  * answering), that transaction is the result: one attempt, one transaction.
  */
-async function writeOnce(deps: TransactionDeps, transaction: Transaction): Promise<Transaction> {
+async function writeOnce(deps: TransactionStoreDeps, transaction: Transaction): Promise<Transaction> {
   try {
     return await deps.transactions.createTransaction(transaction);
   } catch (error) {
@@ -168,7 +177,7 @@ async function writeOnce(deps: TransactionDeps, transaction: Transaction): Promi
  * write. No processor call.
  */
 export async function initializeTransaction(
-  deps: TransactionDeps,
+  deps: TransactionStoreDeps,
   caller: Caller,
   input: NewTransaction,
   attempt: AttemptScope,
@@ -235,11 +244,11 @@ export async function attachIntent(
 }
 
 /** GET /transactions/{svc_tx_id}: the reconcile-by-`svc_tx_id` read (404 for another partner's). */
-export const getTransactionFor = (deps: TransactionDeps, caller: Caller, svcTxId: string) => visibleTransaction(deps.transactions, caller, svcTxId);
+export const getTransactionFor = (deps: TransactionStoreDeps, caller: Caller, svcTxId: string) => visibleTransaction(deps.transactions, caller, svcTxId);
 
 /** A partner key lists its own partner; a platform key lists all, or one partner with `partner_id`. */
 export function listTransactionsFor(
-  deps: TransactionDeps,
+  deps: TransactionStoreDeps,
   caller: Caller,
   partnerId: string | undefined,
   filters: transactions.TransactionFilters,
@@ -253,7 +262,7 @@ export function listTransactionsFor(
  * GET /branding/packet (widget mode, decisions.md §10): what a partner's checkout widget shows, public and
  * secret-free. 404 PARTNER_NOT_FOUND / CLIENT_NOT_FOUND; no payment gate (it takes no payment).
  */
-export async function getBrandingPacket(deps: Pick<TransactionDeps, 'processor' | 'payees'>, partnerId: string, clientId: string) {
+export async function getBrandingPacket(deps: BrandingDeps, partnerId: string, clientId: string) {
   const { partner, client } = await deps.payees.getPayee(partnerId, clientId);
   if (partner === undefined) throw errors.partnerNotFound();
   if (client === undefined) throw errors.clientNotFound();

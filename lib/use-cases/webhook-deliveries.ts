@@ -30,7 +30,7 @@ const ATTEMPT_LEASE_MS = 60_000;
 const DUE_TOLERANCE_MS = 500;
 
 
-/** The adapters of the consumer, wired in `lib/adapters.ts`; tests build variants (fake queue, short timeout, clock). */
+/** The adapters of the consumer, wired in `lib/adapters/`; tests build variants (fake queue, short timeout, clock). */
 export interface WebhookDeliveryDeps {
   deliveries: Pick<typeof deliveries, 'getDelivery' | 'claimAttempt' | 'recordAttempt'>;
   endpoints: Pick<typeof endpoints, 'getWebhookEndpointWithSecret'>;

@@ -10,7 +10,7 @@ import * as endpoints from '../store/webhook-endpoints';
 import { generateWebhookSecret } from '../webhooks/signing';
 import { checkWebhookUrl, type Resolver, UnsafeWebhookUrlError, type UrlPolicy } from '../webhooks/url-safety';
 
-/** Where endpoint URLs may point (`ALLOW_INSECURE_WEBHOOK_URLS`) and how their hosts are resolved; see `lib/adapters.ts`. */
+/** Where endpoint URLs may point (`ALLOW_INSECURE_WEBHOOK_URLS`) and how their hosts are resolved; see `lib/adapters/`. */
 export interface WebhookEndpointDeps {
   urlPolicy: UrlPolicy;
   resolve: Resolver;

@@ -5,19 +5,53 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
-describe('npx cdk synth', () => {
-  it('synthesises every stack offline with the pinned CLI', async () => {
-    const outdir = mkdtempSync(join(tmpdir(), 'cdk-out-'));
-    try {
-      await promisify(execFile)('npx', ['cdk', 'synth', '--quiet', '--output', outdir], { timeout: 120_000 });
+type Resource = { Type: string; DeletionPolicy?: string; Properties: { Replicas?: Array<{ DeletionProtectionEnabled?: boolean }> } };
 
-      for (const stack of ['PartnerPayments-Stateful', 'PartnerPayments-Api', 'PartnerPayments-Delivery', 'PartnerPayments-Settlement']) {
-        const template = JSON.parse(readFileSync(join(outdir, `${stack}.template.json`), 'utf8')) as { Resources: object };
-        expect(Object.keys(template.Resources).length).toBeGreaterThan(0);
-      }
-    } finally {
-      rmSync(outdir, { recursive: true, force: true });
-    }
+/** `npx cdk synth` with these `-c` settings: every stack's template, by stack name. */
+async function synth(context: string[]): Promise<Record<string, { Resources: Record<string, Resource> }>> {
+  const outdir = mkdtempSync(join(tmpdir(), 'cdk-out-'));
+  try {
+    await promisify(execFile)('npx', ['cdk', 'synth', '--quiet', '--output', outdir, ...context.flatMap((setting) => ['-c', setting])], { timeout: 120_000 });
+    const stacks = ['PartnerPayments-Stateful', 'PartnerPayments-Api', 'PartnerPayments-Delivery', 'PartnerPayments-Settlement'];
+    return Object.fromEntries(stacks.map((stack) => [stack, JSON.parse(readFileSync(join(outdir, `${stack}.template.json`), 'utf8'))]));
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+const tableOf = (templates: Awaited<ReturnType<typeof synth>>) =>
+  Object.values(templates['PartnerPayments-Stateful']?.Resources ?? {}).find((resource) => resource.Type === 'AWS::DynamoDB::GlobalTable');
+
+describe('npx cdk synth', () => {
+  it('synthesises every stack offline with the pinned CLI, as dev when no stage is given', async () => {
+    const templates = await synth([]);
+
+    for (const template of Object.values(templates)) expect(Object.keys(template.Resources).length).toBeGreaterThan(0);
+    expect(tableOf(templates)).toMatchObject({ DeletionPolicy: 'Delete', Properties: { Replicas: [{ DeletionProtectionEnabled: false }] } });
+  }, 180_000);
+
+  it('synthesises prod (-c stage=prod, with every setting) offline: the table retained and deletion-protected', async () => {
+    const templates = await synth([
+      'stage=prod',
+      'adminJwksUrl=https://issuer.example/.well-known/jwks.json',
+      'adminJwtIssuer=https://issuer.example/',
+      'adminJwtAudience=partner-payments-admin',
+      'railAApiBase=https://rail-a.example/v1',
+      'railBApiBase=https://rail-b.example/v1',
+      'settlementSchedule=rate(6 hours)',
+      'settlementCutoff=now',
+      'apiThrottleRate=50',
+      'apiThrottleBurst=100',
+      'alarmEmail=oncall@example.com',
+    ]);
+
+    for (const template of Object.values(templates)) expect(Object.keys(template.Resources).length).toBeGreaterThan(0);
+    expect(tableOf(templates)).toMatchObject({ DeletionPolicy: 'Retain', Properties: { Replicas: [{ DeletionProtectionEnabled: true }] } });
+    expect(Object.values(templates['PartnerPayments-Api']?.Resources ?? {}).filter((resource) => resource.Type === 'AWS::ApiGatewayV2::Authorizer')).toHaveLength(1);
+  }, 180_000);
+
+  it('refuses a stage other than dev or prod, naming the setting', async () => {
+    await expect(synth(['stage=production'])).rejects.toMatchObject({ stderr: expect.stringContaining('context stage: expected dev or prod') });
   }, 180_000);
 
   it('refuses a settlement schedule EventBridge would not take, naming the setting', async () => {

@@ -20,6 +20,7 @@ beforeAll(() => {
     secretsKey: statefulStack.secretsKey,
     deliveryQueue: statefulStack.deliveryQueue,
     deliveryDeadLetters: statefulStack.deliveryDeadLetters,
+    alarmTopic: statefulStack.alarmTopic,
   });
   stateful = Template.fromStack(statefulStack);
   delivery = Template.fromStack(deliveryStack);
@@ -114,12 +115,16 @@ describe('delivery stack', () => {
     });
   });
 
-  it('alarms on any dead-lettered message', () => {
+  it('alarms on any dead-lettered message, notifying the alarm topic', () => {
+    const [dlqId] = Object.keys(stateful.findResources('AWS::SQS::Queue')).filter((id) => id.startsWith('WebhookDeliveryDeadLetters'));
+
     delivery.hasResourceProperties('AWS::CloudWatch::Alarm', {
       MetricName: 'ApproximateNumberOfMessagesVisible',
       Namespace: 'AWS/SQS',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::ImportValue': Match.stringLikeRegexp(dlqId ?? 'missing') } }],
       Threshold: 1,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      AlarmActions: [{ 'Fn::ImportValue': Match.stringLikeRegexp('AlarmTopic') }],
     });
   });
 
@@ -157,7 +162,7 @@ describe('delivery stack', () => {
   it('gives every function the queue URL and the aws runtime', () => {
     for (const name of ['outbox-relay', 'outbox-sweep', 'webhook-delivery']) {
       const fn = delivery.findResources('AWS::Lambda::Function')[functionId(name)];
-      expect(fn?.Properties.Environment.Variables).toMatchObject({ SVC_RUNTIME: 'aws', TABLE_NAME: expect.anything(), KMS_KEY_ID: expect.anything(), WEBHOOK_QUEUE_URL: expect.anything() });
+      expect(fn?.Properties.Environment.Variables).toMatchObject({ SVC_RUNTIME: 'aws', SERVICE_NAME: 'partner-payments', TABLE_NAME: expect.anything(), KMS_KEY_ID: expect.anything(), WEBHOOK_QUEUE_URL: expect.anything() });
       expect(fn?.Properties.TracingConfig).toEqual({ Mode: 'Active' });
     }
   });

@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { railSettings, settlementSettings } from '../../infra/aws/deploy-settings';
+import { alarmEmailSetting, apiThrottleSettings, railSettings, settlementSettings, stageSetting } from '../../infra/aws/deploy-settings';
 import { SettlementStack } from '../../infra/aws/settlement-stack';
 import { StatefulStack } from '../../infra/aws/stateful-stack';
 
@@ -17,6 +17,7 @@ function settlementTemplate(context: Record<string, string> = {}): Template {
     table: stateful.table,
     secretsKey: stateful.secretsKey,
     settlement: settlementSettings(app),
+    alarmTopic: stateful.alarmTopic,
   });
   return Template.fromStack(stack);
 }
@@ -96,6 +97,15 @@ describe('settlement stack', () => {
     });
   });
 
+  it('grants no wildcard action', () => {
+    const actions = Object.values(settlement.findResources('AWS::IAM::Policy')).flatMap((policy) =>
+      (policy.Properties.PolicyDocument.Statement as Statement[]).flatMap((statement) => [statement.Action].flat()),
+    );
+
+    expect(actions.length).toBeGreaterThan(0);
+    for (const action of actions) expect(action).not.toMatch(/(^|:)\*$/);
+  });
+
   it('alarms on any error of the scheduled run', () => {
     settlement.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/Lambda',
@@ -105,6 +115,7 @@ describe('settlement stack', () => {
       Threshold: 1,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       TreatMissingData: 'notBreaching',
+      AlarmActions: [{ 'Fn::ImportValue': Match.stringLikeRegexp('AlarmTopic') }],
     });
   });
 
@@ -153,6 +164,28 @@ describe('deploy-time settlement settings', () => {
     expect(settlementSettings(new App({ context: { settlementCutoff: 'now' } })).cutoff).toBe('now');
     expect(settlementSettings(new App()).cutoff).toBe('day_boundary');
     expect(() => settlementSettings(new App({ context: { settlementCutoff: 'midnight' } }))).toThrow(/settlementCutoff/);
+  });
+});
+
+describe('deploy-time stage, alarm and throttle settings', () => {
+  it('takes the stage from the context, dev when unset, and refuses any other', () => {
+    expect(stageSetting(new App())).toBe('dev');
+    expect(stageSetting(new App({ context: { stage: 'prod' } }))).toBe('prod');
+    expect(() => stageSetting(new App({ context: { stage: 'production' } }))).toThrow(/context stage: expected dev or prod/);
+  });
+
+  it('takes an alarm email, refusing what is not an address', () => {
+    expect(alarmEmailSetting(new App())).toBeUndefined();
+    expect(alarmEmailSetting(new App({ context: { alarmEmail: 'oncall@example.com' } }))).toBe('oncall@example.com');
+    expect(() => alarmEmailSetting(new App({ context: { alarmEmail: 'oncall' } }))).toThrow(/alarmEmail/);
+  });
+
+  it('throttles at 100 requests per second with bursts of 200 by default, and refuses a burst below the rate', () => {
+    expect(apiThrottleSettings(new App())).toEqual({ rateLimit: 100, burstLimit: 200 });
+    expect(apiThrottleSettings(new App({ context: { apiThrottleRate: '500' } }))).toEqual({ rateLimit: 500, burstLimit: 500 });
+    expect(apiThrottleSettings(new App({ context: { apiThrottleRate: '50', apiThrottleBurst: '80' } }))).toEqual({ rateLimit: 50, burstLimit: 80 });
+    expect(() => apiThrottleSettings(new App({ context: { apiThrottleRate: '0' } }))).toThrow(/apiThrottleRate/);
+    expect(() => apiThrottleSettings(new App({ context: { apiThrottleRate: '100', apiThrottleBurst: '10' } }))).toThrow(/apiThrottleBurst/);
   });
 });
 

@@ -3,7 +3,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ApiStack } from '../../infra/aws/api-stack';
 import { StatefulStack } from '../../infra/aws/stateful-stack';
-import { fallbackRoute, routeKey, routes } from '../../infra/routes';
+import { API_PREFIX, fallbackRoute, routeKey, routes } from '../../infra/routes';
 import { GLOBAL_INDEXES } from '../../lib/store/table';
 
 let stateful: Template;
@@ -21,6 +21,7 @@ beforeAll(() => {
     rails: { railAApiBase: 'https://rail-a.example/v1', railBApiBase: 'https://rail-b.example/v1' },
     settlementCutoff: 'now',
     adminAuth: { jwksUrl: 'https://issuer.example/.well-known/jwks.json', issuer: 'https://issuer.example/', audience: 'partner-payments-admin' },
+    alarmTopic: statefulStack.alarmTopic,
   });
   stateful = Template.fromStack(statefulStack);
   api = Template.fromStack(apiStack);
@@ -83,6 +84,63 @@ describe('stateful stack', () => {
   });
 });
 
+describe('stateful stack by stage', () => {
+  const statefulTemplate = (props: ConstructorParameters<typeof StatefulStack>[2]) => Template.fromStack(new StatefulStack(new App(), 'Stateful', props));
+
+  it('in prod, retains the table (deletion protection on), the key, every secret and the dead letters', () => {
+    // Act
+    const prod = statefulTemplate({ stage: 'prod' });
+
+    // Assert
+    prod.hasResource('AWS::DynamoDB::GlobalTable', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: { Replicas: [Match.objectLike({ DeletionProtectionEnabled: true })] },
+    });
+    for (const type of ['AWS::KMS::Key', 'AWS::SecretsManager::Secret']) {
+      expect(Object.values(prod.findResources(type)).map((resource) => resource.DeletionPolicy)).toEqual(expect.arrayContaining(['Retain']));
+      expect(Object.values(prod.findResources(type)).every((resource) => resource.DeletionPolicy === 'Retain')).toBe(true);
+    }
+    prod.hasResource('AWS::SQS::Queue', { Properties: { MessageRetentionPeriod: 14 * 24 * 3600 }, DeletionPolicy: 'Retain' });
+  });
+
+  it('in dev, deletes the table (no deletion protection), the key, the secrets and the queues with the stack', () => {
+    // Act
+    const dev = statefulTemplate({ stage: 'dev' });
+
+    // Assert
+    dev.hasResource('AWS::DynamoDB::GlobalTable', {
+      DeletionPolicy: 'Delete',
+      Properties: { Replicas: [Match.objectLike({ DeletionProtectionEnabled: false })] },
+    });
+    dev.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Delete', Properties: { PendingWindowInDays: 7 } });
+    for (const type of ['AWS::SecretsManager::Secret', 'AWS::SQS::Queue']) {
+      const policies = Object.values(dev.findResources(type)).map((resource) => resource.DeletionPolicy);
+      expect(policies.length).toBeGreaterThan(0);
+      expect(policies.every((policy) => policy === 'Delete')).toBe(true);
+    }
+  });
+
+  it('keeps a production stateful stack when built without a stage (only the app defaults to dev)', () => {
+    statefulTemplate(undefined).hasResource('AWS::DynamoDB::GlobalTable', { DeletionPolicy: 'Retain' });
+  });
+
+  it('has one alarm topic, TLS only, with an email subscription only when alarmEmail is given', () => {
+    // Act
+    const withEmail = statefulTemplate({ stage: 'prod', alarmEmail: 'oncall@example.com' });
+    const withoutEmail = statefulTemplate({ stage: 'prod' });
+
+    // Assert
+    withEmail.resourceCountIs('AWS::SNS::Topic', 1);
+    withEmail.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
+    withEmail.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+    withoutEmail.resourceCountIs('AWS::SNS::Topic', 1);
+    withoutEmail.resourceCountIs('AWS::SNS::Subscription', 0);
+  });
+});
+
 describe('API stack', () => {
   it('has one Node 22 function per route plus the $default function', () => {
     const functions = api.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x' } });
@@ -101,7 +159,8 @@ describe('API stack', () => {
   it('runs every function in the aws runtime against the stateful table', () => {
     const functions = Object.values(api.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x' } }));
     for (const fn of functions) {
-      expect(fn.Properties.Environment.Variables).toMatchObject({ SVC_RUNTIME: 'aws', TABLE_NAME: expect.anything() });
+      // SERVICE_NAME is Powertools' service, the `service` dimension the payout-failure alarm watches.
+      expect(fn.Properties.Environment.Variables).toMatchObject({ SVC_RUNTIME: 'aws', TABLE_NAME: expect.anything(), SERVICE_NAME: 'partner-payments', LOG_LEVEL: 'INFO' });
       expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
     }
   });
@@ -297,5 +356,99 @@ describe('API stack', () => {
         ADMIN_JWT_AUDIENCE: 'partner-payments-admin',
       });
     }
+  });
+
+  it('grants no wildcard action (no `*`, no `dynamodb:*`) in any function’s policy', () => {
+    const statements = Object.values(api.findResources('AWS::IAM::Policy')).flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
+
+    expect(statements.length).toBeGreaterThan(0);
+    for (const action of statements.flatMap((statement) => [statement.Action].flat())) expect(action).not.toMatch(/(^|:)\*$/);
+  });
+
+  it('throttles the stage and writes an access log', () => {
+    api.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: Match.anyValue(), ThrottlingBurstLimit: Match.anyValue() },
+      AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('\\$context.requestId') },
+    });
+    const stage = Object.values(api.findResources('AWS::ApiGatewayV2::Stage'))[0];
+    expect(stage?.Properties.DefaultRouteSettings.ThrottlingRateLimit).toBeGreaterThan(0);
+    expect(stage?.Properties.DefaultRouteSettings.ThrottlingBurstLimit).toBeGreaterThanOrEqual(stage?.Properties.DefaultRouteSettings.ThrottlingRateLimit as number);
+  });
+
+  it('puts a JWT authorizer (the admin token issuer and audience) on every admin route, and on no other', () => {
+    // Arrange
+    const authorizers = Object.entries(api.findResources('AWS::ApiGatewayV2::Authorizer'));
+    const routeResources = Object.values(api.findResources('AWS::ApiGatewayV2::Route'));
+    const isAdmin = (key: string) => key.split(' ')[1]?.startsWith(`${API_PREFIX}/admin/`) === true;
+
+    // Assert
+    expect(authorizers).toHaveLength(1);
+    expect(authorizers[0]?.[1].Properties).toMatchObject({
+      AuthorizerType: 'JWT',
+      IdentitySource: ['$request.header.Authorization'],
+      JwtConfiguration: { Issuer: 'https://issuer.example/', Audience: ['partner-payments-admin'] },
+    });
+    const adminKeys = routes.map(routeKey).filter(isAdmin);
+    expect(adminKeys.length).toBeGreaterThanOrEqual(14);
+    for (const route of routeResources) {
+      const key = route.Properties.RouteKey as string;
+      expect({ key, auth: route.Properties.AuthorizationType ?? 'NONE', authorizer: route.Properties.AuthorizerId }).toEqual(
+        isAdmin(key) ? { key, auth: 'JWT', authorizer: { Ref: authorizers[0]?.[0] } } : { key, auth: 'NONE', authorizer: undefined },
+      );
+    }
+  });
+
+  it('puts no authorizer anywhere without admin token settings (the admin functions then refuse to start)', () => {
+    // Act
+    const app = new App();
+    const statefulStack = new StatefulStack(app, 'Stateful');
+    const bare = Template.fromStack(
+      new ApiStack(app, 'Api', {
+        table: statefulStack.table,
+        secretsKey: statefulStack.secretsKey,
+        processorSecret: statefulStack.processorSecret,
+        cursorSecret: statefulStack.cursorSecret,
+        railsSecret: statefulStack.railsSecret,
+        rails: { railAApiBase: undefined, railBApiBase: undefined },
+        settlementCutoff: 'day_boundary',
+        alarmTopic: statefulStack.alarmTopic,
+      }),
+    );
+
+    // Assert
+    bare.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 0);
+    bare.resourceCountIs('AWS::ApiGatewayV2::Route', routes.length + 1);
+  }, 120_000);
+
+  /** The alarm topic's ARN, as the API stack imports it. */
+  const alarmActions = [{ 'Fn::ImportValue': Match.stringLikeRegexp('AlarmTopic') }];
+
+  it('alarms on the API’s 5xx rate, notifying the alarm topic', () => {
+    const alarms = Object.values(api.findResources('AWS::CloudWatch::Alarm')).filter((alarm) => JSON.stringify(alarm.Properties.Metrics ?? []).includes('"5xx"'));
+
+    expect(alarms).toHaveLength(1);
+    expect(JSON.stringify(alarms[0]?.Properties.Metrics)).toContain('"Count"');
+    expect(JSON.stringify(alarms[0]?.Properties.Metrics)).toContain('AWS/ApiGateway');
+    api.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: Match.stringLikeRegexp('serverErrors') })]),
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: alarmActions,
+    });
+  });
+
+  it('alarms on any failed payout (the EMF metric the pay use case counts, in the service’s namespace and dimension)', () => {
+    api.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'PartnerPayments',
+      MetricName: 'SettlementPayoutsFailed',
+      Dimensions: [{ Name: 'service', Value: 'partner-payments' }],
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: alarmActions,
+    });
   });
 });

@@ -1,0 +1,79 @@
+/**
+ * The service's four stacks, built from the CDK context (`npx cdk synth -c key=value`; every key in
+ * docs/deploy.md): the app (`app.ts`) and the infra tests build the same thing.
+ */
+import { Annotations, type App } from 'aws-cdk-lib';
+import { ApiStack } from './api-stack';
+import { DeliveryStack } from './delivery-stack';
+import { alarmEmailSetting, apiThrottleSettings, railSettings, settlementSettings, stageSetting } from './deploy-settings';
+import { SettlementStack } from './settlement-stack';
+import { StatefulStack } from './stateful-stack';
+
+export interface ServiceStacks {
+  stateful: StatefulStack;
+  api: ApiStack;
+  delivery: DeliveryStack;
+  settlement: SettlementStack;
+}
+
+/** Adds `PartnerPayments-Stateful`, `-Api`, `-Delivery` and `-Settlement` to `app`, warning about unset settings. */
+export function addServiceStacks(app: App): ServiceStacks {
+  const env = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
+  const stage = stageSetting(app);
+  const stateful = new StatefulStack(app, 'PartnerPayments-Stateful', { env, stage, alarmEmail: alarmEmailSetting(app) });
+  /** Admin token issuer: `npx cdk deploy -c adminJwksUrl=... -c adminJwtIssuer=... -c adminJwtAudience=...`. */
+  const jwksUrl = app.node.tryGetContext('adminJwksUrl') as string | undefined;
+  const issuer = app.node.tryGetContext('adminJwtIssuer') as string | undefined;
+  const audience = app.node.tryGetContext('adminJwtAudience') as string | undefined;
+  const adminAuth = jwksUrl && issuer && audience ? { jwksUrl, issuer, audience } : undefined;
+  /** Rails and settlement: `-c railAApiBase=https://... -c settlementSchedule='rate(6 hours)' ...` (checked here, see deploy-settings.ts). */
+  const rails = railSettings(app);
+  const settlement = settlementSettings(app);
+  const api = new ApiStack(app, 'PartnerPayments-Api', {
+    env,
+    table: stateful.table,
+    secretsKey: stateful.secretsKey,
+    processorSecret: stateful.processorSecret,
+    cursorSecret: stateful.cursorSecret,
+    railsSecret: stateful.railsSecret,
+    rails,
+    settlementCutoff: settlement.cutoff,
+    adminAuth,
+    throttle: apiThrottleSettings(app),
+    alarmTopic: stateful.alarmTopic,
+  });
+  const delivery = new DeliveryStack(app, 'PartnerPayments-Delivery', {
+    env,
+    table: stateful.table,
+    secretsKey: stateful.secretsKey,
+    deliveryQueue: stateful.deliveryQueue,
+    deliveryDeadLetters: stateful.deliveryDeadLetters,
+    alarmTopic: stateful.alarmTopic,
+  });
+  const settlementStack = new SettlementStack(app, 'PartnerPayments-Settlement', {
+    env,
+    table: stateful.table,
+    secretsKey: stateful.secretsKey,
+    settlement,
+    alarmTopic: stateful.alarmTopic,
+  });
+  if (app.node.tryGetContext('stage') === undefined) {
+    Annotations.of(stateful).addWarningV2(
+      'partner-payments:stage',
+      'No stage given (context stage): building dev, whose table, key and secrets are deleted with the stack. Production: -c stage=prod.',
+    );
+  }
+  if (adminAuth === undefined) {
+    Annotations.of(api).addWarningV2(
+      'partner-payments:admin-auth',
+      'Admin auth is not configured (context adminJwksUrl, adminJwtIssuer, adminJwtAudience): admin routes will refuse to start.',
+    );
+  }
+  if (rails.railAApiBase === undefined || rails.railBApiBase === undefined) {
+    Annotations.of(api).addWarningV2(
+      'partner-payments:rails',
+      'A payout rail is not configured (context railAApiBase, railBApiBase): payouts over it will answer failed ("rail A is not configured").',
+    );
+  }
+  return { stateful, api, delivery, settlement: settlementStack };
+}

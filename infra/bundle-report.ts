@@ -1,0 +1,90 @@
+/**
+ * `npm run bundle-report [-- --max-kb 500 --top 15 --detail NAME --out DIR]`: bundles every `functions/*.ts` exactly as the
+ * stacks do (`bundling.ts`), prints each bundle's size (the minified `.mjs`, and its separate source map) largest
+ * first, then what fills the largest bundle (esbuild's metafile), and exits 1 if a bundle is over `--max-kb`.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { build, type Metafile } from 'esbuild';
+import { esbuildOptions } from './bundling';
+
+const { values: args } = parseArgs({
+  options: {
+    'max-kb': { type: 'string', default: '500' },
+    top: { type: 'string', default: '15' },
+    /** Break down this function's bundle instead of the largest. */
+    detail: { type: 'string' },
+    /** Keep the bundles in this directory (default: a temporary one, removed afterwards). */
+    out: { type: 'string' },
+  },
+});
+const maxKb = Number(args['max-kb']);
+const top = Number(args.top);
+if (!(maxKb > 0) || !(top >= 0)) throw new Error('--max-kb must be a positive number and --top a count');
+
+const functionsDir = fileURLToPath(new URL('../functions', import.meta.url));
+const outRoot = args.out ?? mkdtempSync(join(tmpdir(), 'bundle-report-'));
+const kb = (bytes: number) => bytes / 1024;
+const fixed = (n: number) => n.toFixed(1);
+
+interface Bundle { name: string; codeBytes: number; mapBytes: number; metafile: Metafile; outfile: string }
+
+async function bundle(name: string): Promise<Bundle> {
+  const outDir = join(outRoot, name);
+  mkdirSync(outDir, { recursive: true });
+  const outfile = join(outDir, 'index.mjs');
+  const result = await build(esbuildOptions(join(functionsDir, `${name}.ts`), outfile));
+  // For https://esbuild.github.io/analyze/ or a closer look at who imports what.
+  if (args.out) writeFileSync(join(outDir, 'meta.json'), JSON.stringify(result.metafile));
+  return { name, codeBytes: statSync(outfile).size, mapBytes: statSync(`${outfile}.map`).size, metafile: result.metafile!, outfile };
+}
+
+/** `node_modules/@scope/pkg/...` → `@scope/pkg`, `node_modules/pkg/...` → `pkg`, else the project's own code. */
+function packageOf(path: string): string {
+  const at = path.lastIndexOf('node_modules/');
+  if (at < 0) return path.startsWith('lib/') || path.startsWith('functions/') ? `(project) ${path.split('/')[0]}/` : path;
+  const parts = path.slice(at + 'node_modules/'.length).split('/');
+  return parts[0]!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!;
+}
+
+function largestInputs(b: Bundle): { files: [string, number][]; packages: [string, number][] } {
+  const output = Object.entries(b.metafile.outputs).find(([path]) => path.endsWith('.mjs'))![1];
+  const files = Object.entries(output.inputs).map(([path, { bytesInOutput }]) => [path, bytesInOutput] as [string, number]);
+  const packages = new Map<string, number>();
+  for (const [path, bytes] of files) packages.set(packageOf(path), (packages.get(packageOf(path)) ?? 0) + bytes);
+  const bySize = (a: [string, number], z: [string, number]) => z[1] - a[1];
+  return { files: files.sort(bySize).slice(0, top), packages: [...packages].sort(bySize).slice(0, top) };
+}
+
+try {
+  const names = readdirSync(functionsDir).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -'.ts'.length));
+  const bundles = (await Promise.all(names.map(bundle))).sort((a, z) => z.codeBytes - a.codeBytes);
+
+  const width = Math.max(...names.map((n) => n.length));
+  console.log(`${'function'.padEnd(width)}  ${'code KB'.padStart(9)}  ${'map KB'.padStart(9)}`);
+  for (const b of bundles) {
+    const over = kb(b.codeBytes) > maxKb ? `  over ${maxKb} KB` : '';
+    console.log(`${b.name.padEnd(width)}  ${fixed(kb(b.codeBytes)).padStart(9)}  ${fixed(kb(b.mapBytes)).padStart(9)}${over}`);
+  }
+
+  const biggest = bundles[0]!;
+  const detailed = args.detail === undefined ? biggest : bundles.find((b) => b.name === args.detail);
+  if (detailed === undefined) throw new Error(`--detail: no function ${args.detail}`);
+  if (top > 0) {
+    const { files, packages } = largestInputs(detailed);
+    console.log(`\n${detailed.name}: largest packages (KB in the minified output)`);
+    for (const [name, bytes] of packages) console.log(`  ${fixed(kb(bytes)).padStart(7)}  ${name}`);
+    console.log(`\n${detailed.name}: largest modules`);
+    for (const [path, bytes] of files) console.log(`  ${fixed(kb(bytes)).padStart(7)}  ${path}`);
+  }
+
+  const over = bundles.filter((b) => kb(b.codeBytes) > maxKb);
+  console.log(`\n${bundles.length} functions; largest ${fixed(kb(biggest.codeBytes))} KB; limit ${maxKb} KB: ${over.length === 0 ? 'all within' : `${over.length} over`}`);
+  if (args.out) console.log(`bundles and metafiles (meta.json) kept in ${outRoot}`);
+  process.exitCode = over.length === 0 ? 0 : 1;
+} finally {
+  if (!args.out) rmSync(outRoot, { recursive: true, force: true });
+}

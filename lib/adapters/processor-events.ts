@@ -1,0 +1,17 @@
+/** Wiring for inbound processor events (POST /processor/webhook). */
+import { config } from '../config';
+import { processor } from '../processor';
+import * as payees from '../store/payees';
+import * as moves from '../store/transaction-moves';
+import * as transactions from '../store/transactions';
+import * as webhookEndpoints from '../store/webhook-endpoints';
+import type { ProcessorEventDeps } from '../use-cases/processor-events';
+
+export const processorEventDeps: ProcessorEventDeps = {
+  processor,
+  transactions,
+  payees,
+  webhookEndpoints,
+  moves,
+  processorFeePercent: config.PROCESSOR_FEE_PERCENT,
+};

@@ -1,0 +1,16 @@
+/** Settlement: the settlement store, the payout rails (HTTP; locally the sandbox rails), the cutoff of decisions.md §1. */
+import { config } from '../config';
+import { rails } from '../payouts';
+import * as partners from '../store/partners';
+import * as payees from '../store/payees';
+import * as settlements from '../store/settlements';
+import type { SettlementDeps } from '../use-cases/settlements';
+
+export const settlementDeps: SettlementDeps = {
+  settlements,
+  partners,
+  payees,
+  rails,
+  cutoff: config.SETTLEMENT_CUTOFF,
+  now: () => new Date(),
+};

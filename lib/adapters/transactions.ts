@@ -1,0 +1,6 @@
+/** Wiring for the transaction use cases that call the processor (checkout intent, attach intent). */
+import { processor } from '../processor';
+import type { TransactionDeps } from '../use-cases/transactions';
+import { transactionStoreDeps } from './transaction-store';
+
+export const transactionDeps: TransactionDeps = { ...transactionStoreDeps, processor };
