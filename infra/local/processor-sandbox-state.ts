@@ -9,16 +9,16 @@
  * previous state whole. Writes are serialised: one at a time, each of the whole state as it is when the write
  * starts, so a `save()` while a write is waiting to start joins that write.
  */
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { SandboxEvent } from './processor-sandbox-events';
 import type { StoredResponse } from './processor-sandbox-idempotency';
 import type { SavedObjects } from './processor-sandbox-objects';
+import { STATE_FILE } from './state-file';
 
 /** Bumped when the file's shape changes; a file of another version is refused rather than misread. */
-const STATE_VERSION = 1;
-const STATE_FILE = 'state.json';
+export const STATE_VERSION = 1;
 
 /** Everything the sandbox keeps, as plain data. */
 export interface SandboxState extends SavedObjects {
@@ -74,59 +74,4 @@ export async function loadState(dir: string): Promise<SandboxState | undefined> 
 
 function cannotRead(path: string, reason: string): Error {
   return new Error(`processor sandbox: cannot read its state from ${path}: ${reason}. Move the file away to start with an empty sandbox.`);
-}
-
-/** Saves the state in `dir` on every `save()`: serialised, atomic, flushed to disk before the promise resolves. */
-export class StateFile {
-  private readonly path: string;
-  private readonly tempPath: string;
-  /** The last write queued; the next one starts once it has settled. Never rejects. */
-  private tail: Promise<void> = Promise.resolve();
-  /** A write queued but not started: it will write every change made until it starts. */
-  private next: Promise<void> | undefined;
-
-  constructor(
-    private readonly dir: string,
-    private readonly snapshot: () => SandboxState,
-  ) {
-    this.path = join(dir, STATE_FILE);
-    this.tempPath = `${this.path}.tmp`;
-  }
-
-  /** Resolves once the state as it is now (or later) is on disk; rejects when that write failed. */
-  save(): Promise<void> {
-    if (this.next === undefined) {
-      const next = this.tail.then(() => {
-        this.next = undefined;
-        return this.write();
-      });
-      this.next = next;
-      this.tail = next.catch(() => undefined);
-    }
-    return this.next;
-  }
-
-  private async write(): Promise<void> {
-    const text = JSON.stringify({ version: STATE_VERSION, ...this.snapshot() });
-    const file = await open(this.tempPath, 'w', 0o600); // it holds client secrets
-    try {
-      await file.writeFile(text, 'utf8');
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    await rename(this.tempPath, this.path);
-    await syncDirectory(this.dir);
-  }
-}
-
-/** Flushes a directory, which makes a rename in it durable (POSIX); Windows cannot open a directory to flush it. */
-async function syncDirectory(dir: string): Promise<void> {
-  if (process.platform === 'win32') return;
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }

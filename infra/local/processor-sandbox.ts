@@ -35,7 +35,8 @@ import { Api } from './processor-sandbox-api';
 import { DEFAULT_RETRY_DELAYS_MS, EventDispatcher, type SandboxEvent } from './processor-sandbox-events';
 import { IdempotencyKeys } from './processor-sandbox-idempotency';
 import { SandboxObjects, type SandboxPaymentIntent } from './processor-sandbox-objects';
-import { loadState, StateFile } from './processor-sandbox-state';
+import { loadState, type SandboxState, STATE_VERSION } from './processor-sandbox-state';
+import { StateFile } from './state-file';
 
 /** How long closing waits for requests in flight (the service's own calls finish; nothing is cut mid-answer). */
 const CLOSE_GRACE_MS = 5_000;
@@ -109,7 +110,7 @@ export async function startProcessorSandbox(options: ProcessorSandboxOptions): P
   const stateFile =
     options.stateDir === undefined
       ? undefined
-      : new StateFile(options.stateDir, () => ({ ...objects.save(), idempotency: idempotency.save(), events: dispatcher.list() }));
+      : new StateFile<SandboxState>(options.stateDir, STATE_VERSION, () => ({ ...objects.save(), idempotency: idempotency.save(), events: dispatcher.list() }));
   const save = async () => {
     await stateFile?.save();
   };

@@ -7,14 +7,14 @@
  * file, flushed, then renamed over `state.json` (atomic), one write at a time; a `save()` while a write waits to
  * start joins that write. A file that cannot be read stops the start with a message that names it.
  */
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { SavedRail } from './rails-sandbox-ledger';
+import { STATE_FILE } from './state-file';
 
 /** Bumped when the file's shape changes; a file of another version is refused rather than misread. */
-const STATE_VERSION = 1;
-const STATE_FILE = 'state.json';
+export const RAILS_STATE_VERSION = 1;
 
 export interface RailsState {
   'rail-a': SavedRail;
@@ -39,7 +39,7 @@ const SavedRailContent = z.object({
   ),
 });
 
-const StateFileContent = z.object({ version: z.literal(STATE_VERSION), 'rail-a': SavedRailContent, 'rail-b': SavedRailContent });
+const StateFileContent = z.object({ version: z.literal(RAILS_STATE_VERSION), 'rail-a': SavedRailContent, 'rail-b': SavedRailContent });
 
 /** The state saved in `dir`, or undefined on a first start (the directory is created then). */
 export async function loadRailsState(dir: string): Promise<RailsState | undefined> {
@@ -61,56 +61,4 @@ function cannotRead(path: string, reason: string): Error {
   return new Error(
     `sandbox rails: cannot read their state from ${path}: ${reason}. Move the file away to start with empty rails (every paid idempotency key is then forgotten).`,
   );
-}
-
-/** Saves the state in `dir` on every `save()`: serialised, atomic, flushed to disk before the promise resolves. */
-export class RailsStateFile {
-  private readonly path: string;
-  private readonly tempPath: string;
-  /** The last write queued; the next one starts once it has settled. Never rejects. */
-  private tail: Promise<void> = Promise.resolve();
-  /** A write queued but not started: it will write every change made until it starts. */
-  private next: Promise<void> | undefined;
-
-  constructor(
-    private readonly dir: string,
-    private readonly snapshot: () => RailsState,
-  ) {
-    this.path = join(dir, STATE_FILE);
-    this.tempPath = `${this.path}.tmp`;
-  }
-
-  /** Resolves once the state as it is now (or later) is on disk; rejects when that write failed. */
-  save(): Promise<void> {
-    if (this.next === undefined) {
-      const next = this.tail.then(() => {
-        this.next = undefined;
-        return this.write();
-      });
-      this.next = next;
-      this.tail = next.catch(() => undefined);
-    }
-    return this.next;
-  }
-
-  private async write(): Promise<void> {
-    const text = JSON.stringify({ version: STATE_VERSION, ...this.snapshot() });
-    const file = await open(this.tempPath, 'w', 0o600);
-    try {
-      await file.writeFile(text, 'utf8');
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    await rename(this.tempPath, this.path);
-    if (process.platform !== 'win32') {
-      // Flushes the directory, which makes the rename durable (POSIX; Windows cannot open a directory).
-      const directory = await open(this.dir, 'r');
-      try {
-        await directory.sync();
-      } finally {
-        await directory.close();
-      }
-    }
-  }
 }

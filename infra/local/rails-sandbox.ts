@@ -21,7 +21,8 @@ import type { AddressInfo } from 'node:net';
 import { closeGracefully, listen } from './http-server';
 import { RailsApi, type RailPath } from './rails-sandbox-api';
 import { RailLedger, type TransferItem } from './rails-sandbox-ledger';
-import { loadRailsState, RailsStateFile } from './rails-sandbox-state';
+import { loadRailsState, RAILS_STATE_VERSION, type RailsState } from './rails-sandbox-state';
+import { StateFile } from './state-file';
 
 export type { RailPath } from './rails-sandbox-api';
 export type { TransferItem } from './rails-sandbox-ledger';
@@ -68,7 +69,7 @@ export async function startRailsSandbox(options: RailsSandboxOptions): Promise<R
   const stateFile =
     options.stateDir === undefined
       ? undefined
-      : new RailsStateFile(options.stateDir, () => ({ 'rail-a': ledgers['rail-a'].save(), 'rail-b': ledgers['rail-b'].save() }));
+      : new StateFile<RailsState>(options.stateDir, RAILS_STATE_VERSION, () => ({ 'rail-a': ledgers['rail-a'].save(), 'rail-b': ledgers['rail-b'].save() }));
   const save = async () => {
     await stateFile?.save();
   };

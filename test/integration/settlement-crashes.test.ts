@@ -135,6 +135,17 @@ describe('a payout interrupted after the rail paid', () => {
   }, TEST_TIMEOUT_MS);
 });
 
+/** The settlement deps with "every partner" meaning these only: the table is shared with other test files running at the same time. */
+const onlyPartners = (partnerIds: string[]): SettlementDeps => ({
+  ...settlementDeps,
+  partners: {
+    ...settlementDeps.partners,
+    allPartnerIds: async function* () {
+      yield* partnerIds;
+    },
+  },
+});
+
 describe('the scheduled run', () => {
   it('settles every partner it is given, like POST /settlements/run for each', async () => {
     const partners = [await suite.api.createPartner(), await suite.api.createPartner()];
@@ -142,16 +153,7 @@ describe('the scheduled run', () => {
       const clientId = await suite.api.createClient(partner);
       await transactionIn(suite.api, { partnerId: partner.partnerId, clientId }, { amountMinor: 999, currency: 'CHF' });
     }
-    // Only this test's partners: the table is shared with other test files running at the same time.
-    const handler = scheduledRun({
-      ...settlementDeps,
-      partners: {
-        ...settlementDeps.partners,
-        allPartnerIds: async function* () {
-          for (const partner of partners) yield partner.partnerId;
-        },
-      },
-    });
+    const handler = scheduledRun(onlyPartners(partners.map((partner) => partner.partnerId)));
 
     const result = await handler({ 'detail-type': 'Scheduled Event' }, { getRemainingTimeInMillis: () => 60_000 });
     const again = await handler({ 'detail-type': 'Scheduled Event' }, { getRemainingTimeInMillis: () => 60_000 });
@@ -164,15 +166,7 @@ describe('the scheduled run', () => {
     const partner = await suite.api.createPartner();
     const clientId = await suite.api.createClient(partner);
     await transactionIn(suite.api, { partnerId: partner.partnerId, clientId }, { amountMinor: 999, currency: 'CHF' });
-    const handler = scheduledRun({
-      ...settlementDeps,
-      partners: {
-        ...settlementDeps.partners,
-        allPartnerIds: async function* () {
-          yield partner.partnerId;
-        },
-      },
-    });
+    const handler = scheduledRun(onlyPartners([partner.partnerId]));
 
     const starved = await handler({}, { getRemainingTimeInMillis: () => 4_000 });
     const roomy = await handler({}, { getRemainingTimeInMillis: () => 60_000 });
