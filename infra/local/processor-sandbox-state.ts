@@ -9,13 +9,11 @@
  * previous state whole. Writes are serialised: one at a time, each of the whole state as it is when the write
  * starts, so a `save()` while a write is waiting to start joins that write.
  */
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { z } from 'zod';
 import type { SandboxEvent } from './processor-sandbox-events';
 import type { StoredResponse } from './processor-sandbox-idempotency';
 import type { SavedObjects } from './processor-sandbox-objects';
-import { STATE_FILE } from './state-file';
+import { readStateFile } from './state-file';
 
 /** Bumped when the file's shape changes; a file of another version is refused rather than misread. */
 export const STATE_VERSION = 1;
@@ -56,18 +54,8 @@ const StateFileContent = z.object({
  * cannot be read is an error that names it: starting empty over it would lose what it holds.
  */
 export async function loadState(dir: string): Promise<SandboxState | undefined> {
-  const path = join(dir, STATE_FILE);
-  await mkdir(dir, { recursive: true });
-  let content: unknown;
-  try {
-    content = JSON.parse(await readFile(path, 'utf8'));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw cannotRead(path, error instanceof Error ? error.message : String(error));
-  }
-  const checked = StateFileContent.safeParse(content);
-  if (!checked.success) throw cannotRead(path, z.prettifyError(checked.error));
-  // The parsed original, not the checked copy: it keeps every key exactly as saved (even one named `__proto__`).
+  const content = await readStateFile(dir, StateFileContent, cannotRead);
+  if (content === undefined) return undefined;
   const { version: _version, ...state } = content as z.infer<typeof StateFileContent> & SandboxState;
   return state;
 }

@@ -7,11 +7,9 @@
  * file, flushed, then renamed over `state.json` (atomic), one write at a time; a `save()` while a write waits to
  * start joins that write. A file that cannot be read stops the start with a message that names it.
  */
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { z } from 'zod';
 import type { SavedRail } from './rails-sandbox-ledger';
-import { STATE_FILE } from './state-file';
+import { readStateFile } from './state-file';
 
 /** Bumped when the file's shape changes; a file of another version is refused rather than misread. */
 export const RAILS_STATE_VERSION = 1;
@@ -43,18 +41,8 @@ const StateFileContent = z.object({ version: z.literal(RAILS_STATE_VERSION), 'ra
 
 /** The state saved in `dir`, or undefined on a first start (the directory is created then). */
 export async function loadRailsState(dir: string): Promise<RailsState | undefined> {
-  const path = join(dir, STATE_FILE);
-  await mkdir(dir, { recursive: true });
-  let content: unknown;
-  try {
-    content = JSON.parse(await readFile(path, 'utf8'));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw cannotRead(path, error instanceof Error ? error.message : String(error));
-  }
-  const checked = StateFileContent.safeParse(content);
-  if (!checked.success) throw cannotRead(path, z.prettifyError(checked.error));
-  return { 'rail-a': checked.data['rail-a'], 'rail-b': checked.data['rail-b'] };
+  const content = (await readStateFile(dir, StateFileContent, cannotRead)) as z.infer<typeof StateFileContent> | undefined;
+  return content === undefined ? undefined : { 'rail-a': content['rail-a'], 'rail-b': content['rail-b'] };
 }
 
 function cannotRead(path: string, reason: string): Error {

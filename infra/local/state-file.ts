@@ -3,10 +3,31 @@
  * rewritten on every `save()`: serialised, atomic (a temporary file renamed over it), flushed to disk (file and
  * directory) before the promise resolves, readable by its owner only.
  */
-import { open, rename } from 'node:fs/promises';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import * as z from 'zod';
 
-export const STATE_FILE = 'state.json';
+const STATE_FILE = 'state.json';
+
+/**
+ * The state file's content, checked by `schema`, as parsed (not the checked copy: it keeps every key exactly as
+ * saved, even one named `__proto__`); `undefined` on a first start (the directory is created then). A file that
+ * cannot be read is `cannotRead`'s error naming it: starting empty over it would lose what it holds.
+ */
+export async function readStateFile(dir: string, schema: z.ZodType, cannotRead: (path: string, reason: string) => Error): Promise<unknown> {
+  const path = join(dir, STATE_FILE);
+  await mkdir(dir, { recursive: true });
+  let content: unknown;
+  try {
+    content = JSON.parse(await readFile(path, 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw cannotRead(path, error instanceof Error ? error.message : String(error));
+  }
+  const checked = schema.safeParse(content);
+  if (!checked.success) throw cannotRead(path, z.prettifyError(checked.error));
+  return content;
+}
 
 /** Saves the state in `dir` on every `save()`: serialised, atomic, flushed to disk before the promise resolves. */
 export class StateFile<T extends object> {
