@@ -6,7 +6,7 @@
  *
  * | Context key | Becomes | Default |
  * |---|---|---|
- * | `stage` | `dev` or `prod`: what the stateful stack keeps when deleted (`stageSetting`) | `dev` |
+ * | `stage` | `dev` or `prod`: what the stateful stack keeps when deleted (`stageSetting`) | none: required |
  * | `apiThrottleRate`, `apiThrottleBurst` | the HTTP API stage's steady requests per second and burst, every route together | 100, 200 |
  * | `alarmEmail` | an email subscription to the alarm topic (confirm it from the mail AWS sends) | none |
  * | `settlementSchedule` | the EventBridge schedule of the settlement run (`SETTLEMENT_SCHEDULE`) | `cron(0 1 * * ? *)`: daily, 01:00 UTC |
@@ -50,9 +50,14 @@ const contextString = (scope: IConstruct, key: string): string | undefined => {
   return value;
 };
 
-/** The stage (`-c stage=prod`); `dev` when unset. Throws on any other value: a typo must not deploy as dev. */
+/**
+ * The stage (`-c stage=prod`), required: there is no default, because either default fails someone. A default of
+ * `dev` would let a forgotten flag deploy production with a table that is destroyed with its stack; a default of
+ * `prod` would quietly keep a developer's tables and secrets. Throws on a missing or any other value.
+ */
 export function stageSetting(scope: IConstruct): Stage {
-  const stage = contextString(scope, 'stage') ?? 'dev';
+  const stage = contextString(scope, 'stage');
+  if (stage === undefined) throw new Error(`context stage: required, ${STAGES.map((name) => `-c stage=${name}`).join(' or ')}`);
   if (!STAGES.includes(stage as Stage)) throw new Error(`context stage: expected ${STAGES.join(' or ')}, got "${stage}"`);
   return stage as Stage;
 }

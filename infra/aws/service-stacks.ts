@@ -57,12 +57,6 @@ export function addServiceStacks(app: App): ServiceStacks {
     settlement,
     alarmTopic: stateful.alarmTopic,
   });
-  if (app.node.tryGetContext('stage') === undefined) {
-    Annotations.of(stateful).addWarningV2(
-      'partner-payments:stage',
-      'No stage given (context stage): building dev, whose table, key and secrets are deleted with the stack. Production: -c stage=prod.',
-    );
-  }
   if (adminAuth === undefined) {
     Annotations.of(api).addWarningV2(
       'partner-payments:admin-auth',

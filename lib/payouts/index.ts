@@ -5,12 +5,13 @@
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config } from '../config';
+import { traced } from '../observability';
 import { createHttpRails } from './http-rails';
 import { railKeysFromEnvironment, railKeysFromSecretsManager } from './rail-keys';
 
 export const loadRailKeys =
   config.RAILS_SECRET_ARN === undefined
     ? railKeysFromEnvironment({ railA: config.RAIL_A_API_KEY, railB: config.RAIL_B_API_KEY })
-    : railKeysFromSecretsManager(new SecretsManagerClient({ region: config.AWS_REGION }), config.RAILS_SECRET_ARN);
+    : railKeysFromSecretsManager(traced(new SecretsManagerClient({ region: config.AWS_REGION })), config.RAILS_SECRET_ARN);
 
 export const rails = createHttpRails({ railABase: config.RAIL_A_API_BASE, railBBase: config.RAIL_B_API_BASE, loadKeys: loadRailKeys });

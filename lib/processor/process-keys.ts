@@ -5,6 +5,7 @@
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config } from '../config';
+import { traced } from '../observability';
 import { keysFromEnvironment, keysFromSecretsManager } from './keys';
 
 export const loadProcessorKeys =
@@ -14,4 +15,4 @@ export const loadProcessorKeys =
         publishableKey: config.PROCESSOR_PUBLISHABLE_KEY,
         webhookSecret: config.PROCESSOR_WEBHOOK_SECRET,
       })
-    : keysFromSecretsManager(new SecretsManagerClient({ region: config.AWS_REGION }), config.PROCESSOR_SECRET_ARN);
+    : keysFromSecretsManager(traced(new SecretsManagerClient({ region: config.AWS_REGION })), config.PROCESSOR_SECRET_ARN);

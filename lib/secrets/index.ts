@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { config } from '../config';
+import { traced } from '../observability';
 import { kmsKeyEncryptionKey } from './kms-key';
 import { localKeyEncryptionKey } from './local-key';
 import { createSecretBox } from './secret-box';
@@ -9,7 +10,7 @@ import { createSecretBox } from './secret-box';
 export const secretBox = createSecretBox(
   config.KMS_KEY_ID === undefined
     ? localKeyEncryptionKey(join(config.LOCAL_DATA_DIR, 'local-kms.key'))
-    : kmsKeyEncryptionKey(new KMSClient({ region: config.AWS_REGION }), config.KMS_KEY_ID),
+    : kmsKeyEncryptionKey(traced(new KMSClient({ region: config.AWS_REGION })), config.KMS_KEY_ID),
 );
 
 export const SECRET_PURPOSE = { hmac: 'api-key-hmac-secret', webhook: 'webhook-endpoint-secret' } as const;

@@ -10,6 +10,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
+import { traced } from '../observability';
 
 /**
  * Every call is bounded: a DynamoDB that stops answering (locally, a dead DynamoDB Local whose port something
@@ -18,7 +19,7 @@ import { config } from '../config';
  */
 const requestHandler = { connectionTimeout: 2_000, requestTimeout: 5_000, throwOnRequestTimeout: true };
 
-export const dynamoClient = new DynamoDBClient(
+export const dynamoClient = traced(new DynamoDBClient(
   config.DYNAMODB_ENDPOINT === undefined
     ? { region: config.AWS_REGION, requestHandler }
     : {
@@ -27,7 +28,7 @@ export const dynamoClient = new DynamoDBClient(
         endpoint: config.DYNAMODB_ENDPOINT,
         credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
       },
-);
+));
 
 export const documentClient = DynamoDBDocumentClient.from(dynamoClient, {
   marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },

@@ -65,7 +65,7 @@ export async function handleProcessorEvent(
   if (!PAYMENT_INTENT_ID.test(event.paymentIntentId)) throw errors.paymentIntentNotFound();
   let transaction = await deps.transactions.getTransactionByPaymentIntent(event.paymentIntentId);
   if (transaction === undefined) throw errors.paymentIntentNotFound();
-  logger.appendKeys({ processor_event_id: event.id, svc_tx_id: transaction.svcTxId });
+  logger.appendKeys({ processor_event_id: event.id, svc_tx_id: transaction.svcTxId, partner_id: transaction.partnerId });
 
   const mismatch = moneyMismatch(event.money, transaction);
   if (mismatch !== undefined) {
@@ -96,6 +96,7 @@ export async function handleProcessorEvent(
     const outcome = await applyMove(deps, { id: event.id, type: event.type }, transaction, to, { fees, endpoints });
     if (outcome === 'applied') {
       countMetric('TransactionsMoved');
+      countMetric(MOVED_METRIC[to]);
       logger.info('Transaction moved by processor event', { event_type: event.type, from: transaction.status, to });
       return { kind: 'transaction', svcTxId: transaction.svcTxId, status: to, moved: true };
     }
@@ -106,6 +107,15 @@ export async function handleProcessorEvent(
     transaction = current;
   }
 }
+
+/** One metric per status a processor event moves a transaction to: `TransactionsSucceeded`, `TransactionsFailed` ... */
+const MOVED_METRIC: Record<EventStatus, string> = {
+  succeeded: 'TransactionsSucceeded',
+  failed: 'TransactionsFailed',
+  abandoned: 'TransactionsAbandoned',
+  refunded: 'TransactionsRefunded',
+  chargeback: 'TransactionsChargedBack',
+};
 
 const unchanged = (transaction: Transaction): ProcessorEventOutcome => ({
   kind: 'transaction',

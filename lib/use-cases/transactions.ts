@@ -3,7 +3,7 @@
  * and transaction reads (interface-spec.md Endpoints; decisions.md §4-5).
  */
 import { errors, fieldValidationError } from '../domain/errors';
-import { countMetric } from '../observability';
+import { countMetric, logger } from '../observability';
 import type { CurrencyCode } from '../domain/money';
 import { newId } from '../domain/ids';
 import type { Partner } from '../domain/partner';
@@ -71,6 +71,7 @@ async function resolvePayee(deps: TransactionStoreDeps, caller: Caller, partnerI
       ? { partner: caller.partner, client: await deps.clients.getClient(partnerId, clientId) }
       : await deps.payees.getPayee(partnerId, clientId);
   const { partner, client } = payee;
+  logger.appendKeys({ partner_id: partnerId, client_id: clientId });
   assertPartnerCanTakePayment(partner);
   assertClientCanTakePayment(client);
   return { partner, client };
@@ -146,7 +147,6 @@ export async function createCheckoutIntent(
     statementDescriptorSuffix: input.statementDescriptorSuffix ?? null,
   });
   const written = await writeOnce(deps, transaction);
-  if (written === transaction) countMetric('CheckoutIntentsCreated');
   if (written.processorPaymentIntentId === intent.id) return { partner: payee.partner, transaction: written, intent, publishableKey };
   // An earlier try wrote this transaction with another intent: the processor forgot the idempotency key that
   // would have given the same intent back (its keys expire after 24 h; a sandbox's state was wiped). The stored
@@ -161,8 +161,12 @@ export async function createCheckoutIntent(
  * answering), that transaction is the result: one attempt, one transaction.
  */
 async function writeOnce(deps: TransactionStoreDeps, transaction: Transaction): Promise<Transaction> {
+  logger.appendKeys({ svc_tx_id: transaction.svcTxId });
   try {
-    return await deps.transactions.createTransaction(transaction);
+    const created = await deps.transactions.createTransaction(transaction);
+    logger.info('Transaction created', { status: created.status, currency: created.currency, amount_minor: created.amountMinor });
+    countMetric('TransactionsCreated');
+    return created;
   } catch (error) {
     if (!(error instanceof transactions.TransactionExists)) throw error;
     const existing = await deps.transactions.getTransaction(transaction.svcTxId);
@@ -198,6 +202,7 @@ async function visibleTransaction(
   caller: Caller,
   svcTxId: string,
 ): Promise<Transaction> {
+  logger.appendKeys({ svc_tx_id: svcTxId });
   const transaction = await store.getTransaction(svcTxId);
   if (transaction === undefined) throw errors.txNotFound();
   if (caller.kind === 'partner' && transaction.partnerId !== caller.partner.partnerId) throw errors.txNotFound();

@@ -5,13 +5,14 @@
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config, ConfigError } from '../config';
+import { traced } from '../observability';
 import { type DeliveryMessage, type DeliveryQueue, MAX_DELAY_SECONDS } from './queue';
 
 /**
  * The client of this process. Locally its endpoint is the queue URL's origin, with fixed credentials (so the
  * SDK never probes for real ones); in AWS the SDK resolves the regional endpoint and uses the function's role.
  */
-export const sqsClient = new SQSClient(
+export const sqsClient = traced(new SQSClient(
   config.SVC_RUNTIME === 'local' && config.WEBHOOK_QUEUE_URL !== undefined
     ? {
         region: config.AWS_REGION,
@@ -19,7 +20,7 @@ export const sqsClient = new SQSClient(
         credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
       }
     : { region: config.AWS_REGION },
-);
+));
 
 /** A {@link DeliveryQueue} that sends to `queueUrl` with `client`; a message's body is its JSON. */
 export function sqsDeliveryQueue(client: SQSClient, queueUrl: string | undefined): DeliveryQueue {

@@ -23,8 +23,8 @@ const tableOf = (templates: Awaited<ReturnType<typeof synth>>) =>
   Object.values(templates['PartnerPayments-Stateful']?.Resources ?? {}).find((resource) => resource.Type === 'AWS::DynamoDB::GlobalTable');
 
 describe('npx cdk synth', () => {
-  it('synthesises every stack offline with the pinned CLI, as dev when no stage is given', async () => {
-    const templates = await synth([]);
+  it('synthesises every stack offline with the pinned CLI as dev (-c stage=dev): the table deleted with its stack', async () => {
+    const templates = await synth(['stage=dev']);
 
     for (const template of Object.values(templates)) expect(Object.keys(template.Resources).length).toBeGreaterThan(0);
     expect(tableOf(templates)).toMatchObject({ DeletionPolicy: 'Delete', Properties: { Replicas: [{ DeletionProtectionEnabled: false }] } });
@@ -50,14 +50,15 @@ describe('npx cdk synth', () => {
     expect(Object.values(templates['PartnerPayments-Api']?.Resources ?? {}).filter((resource) => resource.Type === 'AWS::ApiGatewayV2::Authorizer')).toHaveLength(1);
   }, 180_000);
 
-  it('refuses a stage other than dev or prod, naming the setting', async () => {
+  it('refuses to synthesise without a stage, or with one other than dev or prod, naming the setting', async () => {
+    await expect(synth([])).rejects.toMatchObject({ stderr: expect.stringContaining('context stage: required, -c stage=dev or -c stage=prod') });
     await expect(synth(['stage=production'])).rejects.toMatchObject({ stderr: expect.stringContaining('context stage: expected dev or prod') });
   }, 180_000);
 
   it('refuses a settlement schedule EventBridge would not take, naming the setting', async () => {
     const outdir = mkdtempSync(join(tmpdir(), 'cdk-out-'));
     try {
-      const synth = promisify(execFile)('npx', ['cdk', 'synth', '--quiet', '--output', outdir, '-c', 'settlementSchedule=every day'], { timeout: 120_000 });
+      const synth = promisify(execFile)('npx', ['cdk', 'synth', '--quiet', '--output', outdir, '-c', 'stage=dev', '-c', 'settlementSchedule=every day'], { timeout: 120_000 });
 
       await expect(synth).rejects.toMatchObject({ stderr: expect.stringContaining('Error: context settlementSchedule: expected rate(') });
     } finally {

@@ -168,8 +168,9 @@ describe('deploy-time settlement settings', () => {
 });
 
 describe('deploy-time stage, alarm and throttle settings', () => {
-  it('takes the stage from the context, dev when unset, and refuses any other', () => {
-    expect(stageSetting(new App())).toBe('dev');
+  it('takes the stage from the context, required, and refuses any other', () => {
+    expect(() => stageSetting(new App())).toThrow('context stage: required, -c stage=dev or -c stage=prod');
+    expect(stageSetting(new App({ context: { stage: 'dev' } }))).toBe('dev');
     expect(stageSetting(new App({ context: { stage: 'prod' } }))).toBe('prod');
     expect(() => stageSetting(new App({ context: { stage: 'production' } }))).toThrow(/context stage: expected dev or prod/);
   });
