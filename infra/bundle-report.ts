@@ -3,13 +3,12 @@
  * stacks do (`bundling.ts`), prints each bundle's size (the minified `.mjs`, and its separate source map) largest
  * first, then what fills the largest bundle (esbuild's metafile), and exits 1 if a bundle is over `--max-kb`.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { build, type Metafile } from 'esbuild';
-import { esbuildOptions } from './bundling';
+import type { Metafile } from 'esbuild';
+import { buildFunction, FUNCTIONS_DIR } from './bundling';
 
 const { values: args } = parseArgs({
   options: {
@@ -25,7 +24,6 @@ const maxKb = Number(args['max-kb']);
 const top = Number(args.top);
 if (!(maxKb > 0) || !(top >= 0)) throw new Error('--max-kb must be a positive number and --top a count');
 
-const functionsDir = fileURLToPath(new URL('../functions', import.meta.url));
 const outRoot = args.out ?? mkdtempSync(join(tmpdir(), 'bundle-report-'));
 const kb = (bytes: number) => bytes / 1024;
 const fixed = (n: number) => n.toFixed(1);
@@ -34,9 +32,7 @@ interface Bundle { name: string; codeBytes: number; mapBytes: number; metafile: 
 
 async function bundle(name: string): Promise<Bundle> {
   const outDir = join(outRoot, name);
-  mkdirSync(outDir, { recursive: true });
-  const outfile = join(outDir, 'index.mjs');
-  const result = await build(esbuildOptions(join(functionsDir, `${name}.ts`), outfile));
+  const { outfile, result } = await buildFunction(name, outDir);
   // For https://esbuild.github.io/analyze/ or a closer look at who imports what.
   if (args.out) writeFileSync(join(outDir, 'meta.json'), JSON.stringify(result.metafile));
   return { name, codeBytes: statSync(outfile).size, mapBytes: statSync(`${outfile}.map`).size, metafile: result.metafile!, outfile };
@@ -60,7 +56,7 @@ function largestInputs(b: Bundle): { files: [string, number][]; packages: [strin
 }
 
 try {
-  const names = readdirSync(functionsDir).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -'.ts'.length));
+  const names = readdirSync(FUNCTIONS_DIR).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -'.ts'.length));
   const bundles = (await Promise.all(names.map(bundle))).sort((a, z) => z.codeBytes - a.codeBytes);
 
   const width = Math.max(...names.map((n) => n.length));

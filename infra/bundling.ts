@@ -1,10 +1,22 @@
 /**
- * How every `functions/<name>.ts` is bundled, defined once: the CDK stacks (`aws/service-function.ts`, through
- * NodejsFunction) and `npm run bundle-report` (esbuild directly) both derive their options from `BUNDLING`, so
- * the sizes the report prints are the sizes that deploy.
+ * How every `functions/<name>.ts` is bundled, defined once: the CDK stacks (`aws/service-function.ts`, which runs
+ * `build-function.ts` for each function), `npm run bundle-report` and the tests of the bundles all build with
+ * {@link esbuildOptions}, so the sizes the report prints are the sizes that deploy and the code the tests run is
+ * the code that deploys.
+ *
+ * Stripe's core only: the `stripe` SDK constructs every one of its ~200 API resource classes in its constructor,
+ * so esbuild cannot drop any of them (about 160 KB of every function that talks to the processor). The
+ * {@link trimStripe} plugin replaces each module under `stripe/esm/resources/` that {@link STRIPE_RESOURCES} does
+ * not name with a stub exporting the same names; a stubbed resource is still constructed, but using it in any way
+ * (`stripe.accounts.list`, `'x' in stripe.customers`) throws "Stripe resource Accounts is not bundled in this
+ * function: add it to STRIPE_RESOURCES in infra/bundling.ts". To call another resource, add its name there (its
+ * path under `node_modules/stripe/esm/resources/` without `.js`, e.g. `Refunds`, `Issuing/Cards`).
  */
-import { OutputFormat, SourceMapMode, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
-import type { BuildOptions } from 'esbuild';
+import { existsSync, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, type BuildOptions, type BuildResult, type Plugin } from 'esbuild';
 
 export const BUNDLING = {
   format: 'esm',
@@ -15,28 +27,101 @@ export const BUNDLING = {
   minify: true,
   /**
    * A separate `index.mjs.map` beside the bundle, linked by a `//# sourceMappingURL` comment (esbuild's
-   * `linked`, NodejsFunction's SourceMapMode.DEFAULT): `--enable-source-maps` finds it, the code stays small.
+   * `linked`): `--enable-source-maps` finds it, the code stays small.
    */
   sourcemap: 'linked',
   /** CommonJS dependencies bundled into an ES module still call require(). */
   banner: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-  /** The Node 22 Lambda runtime provides the AWS SDK v3 (NodejsFunction's default externals, made explicit). */
+  /** The Node 22 Lambda runtime provides the AWS SDK v3. */
   external: ['@aws-sdk/*'],
 } as const;
 
-/** NodejsFunction's `bundling` for `BUNDLING` (it always bundles with tree shaking and `--platform=node`). */
-export const cdkBundling: BundlingOptions = {
-  format: OutputFormat.ESM,
-  target: BUNDLING.target,
-  mainFields: [...BUNDLING.mainFields],
-  minify: BUNDLING.minify,
-  sourceMap: true,
-  sourceMapMode: SourceMapMode.DEFAULT,
-  banner: BUNDLING.banner,
-  externalModules: [...BUNDLING.external],
-};
+/**
+ * The Stripe API resources bundled for real; every other module under `stripe/esm/resources/` is a stub that
+ * throws when used (see the top of this file). The service calls only `paymentIntents.create` and
+ * `paymentIntents.retrieve` (`lib/processor/stripe.ts`); `Stripe.webhooks.constructEvent` and `Stripe.errors`
+ * belong to the SDK's core, not to a resource, and the core itself only constructs the other resources.
+ * Names are paths under `node_modules/stripe/esm/resources/` without `.js`; a nested one (`Issuing/Cards`)
+ * keeps the namespaces above it (`Issuing`) too.
+ */
+export const STRIPE_RESOURCES: readonly string[] = ['PaymentIntents'];
 
-/** The esbuild options NodejsFunction runs for `entry` (its `--bundle entry --outfile ...` command), plus a metafile. */
+/** Where a module of Stripe's resources is: `.../node_modules/stripe/esm/resources/<name>.js`. */
+const STRIPE_RESOURCE_MODULE = /[\\/]node_modules[\\/]stripe[\\/]esm[\\/]resources[\\/](.+)\.js$/;
+/** The stubs' shared module (virtual: the plugin serves it). */
+const NOT_BUNDLED_MODULE = 'virtual:stripe-not-bundled';
+
+/**
+ * The stubs' class factory: constructing one gives a Proxy that throws on any use (reading, writing, `in`,
+ * listing its keys). Only reflection that bypasses proxies (Node's `util.inspect`) sees its target.
+ */
+const NOT_BUNDLED_SOURCE = `
+export function notBundled(resource) {
+  const refuse = (_target, key) => {
+    const use = typeof key === 'string' ? \` (used: \${key})\` : '';
+    throw new Error(\`Stripe resource \${resource} is not bundled in this function: add it to STRIPE_RESOURCES in infra/bundling.ts\${use}\`);
+  };
+  const handler = { get: refuse, set: refuse, has: refuse, deleteProperty: refuse, defineProperty: refuse, ownKeys: refuse, getOwnPropertyDescriptor: refuse };
+  return class NotBundledStripeResource {
+    constructor() {
+      return new Proxy({ notBundledStripeResource: resource }, handler);
+    }
+  };
+}
+`;
+
+/**
+ * The names a module of Stripe's resources exports (they are generated: `export class X`, or `export {}` for
+ * types only). Any other form of export fails the build, so a change in a new SDK version is never stubbed wrong.
+ */
+function exportedNames(path: string, source: string): string[] {
+  const names: string[] = [];
+  for (const [statement] of source.matchAll(/^export\b.*$/gm)) {
+    const declared = /^export\s+(?:class|function|const|let|var)\s+([\w$]+)/.exec(statement);
+    const listed = /^export\s*\{([^}]*)\}\s*;?\s*$/.exec(statement);
+    if (declared !== null) names.push(declared[1]!);
+    else if (listed !== null) names.push(...listed[1]!.split(',').map((item) => item.trim().split(/\s+as\s+/).at(-1)!).filter((name) => name !== ''));
+    else throw new Error(`trim-stripe: cannot stub ${path}: unexpected export \`${statement}\``);
+  }
+  return names;
+}
+
+/** The resource a module is, by its path under `resources/`: `Issuing/Cards.js` is `Issuing/Cards`, `Issuing/index.js` is `Issuing`. */
+const resourceName = (relativePath: string) => relativePath.replace(/\\/g, '/').replace(/\/index$/, '');
+
+/**
+ * esbuild's plugin that stubs out the Stripe resources `resources` does not name (default {@link STRIPE_RESOURCES}).
+ * Nothing at load touches a stub: the SDK's constructor only constructs them (and copies `accounts` to `account`),
+ * and `stripe/esm/resources.js` (the `Stripe.resources` table, left as it is: about 4 KB) only records their
+ * classes, its `resourceNamespace(...)` entries constructing them when called, never at load.
+ */
+export function trimStripe(resources: readonly string[] = STRIPE_RESOURCES): Plugin {
+  // A nested resource needs the namespaces that construct it: `Issuing/Cards` keeps `Issuing` (its index.js).
+  const kept = new Set(resources.flatMap((name) => name.split('/').map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
+  return {
+    name: 'trim-stripe',
+    setup(build) {
+      build.onStart(async () => {
+        const sdk = await build.resolve('stripe', { kind: 'import-statement', resolveDir: fileURLToPath(new URL('.', import.meta.url)) });
+        if (sdk.errors.length > 0) return { errors: sdk.errors };
+        const dir = join(dirname(sdk.path), 'resources');
+        const unknown = resources.filter((name) => !existsSync(join(dir, `${name}.js`)) && !existsSync(join(dir, name, 'index.js')));
+        return { errors: unknown.map((name) => ({ text: `STRIPE_RESOURCES names ${name}, which is no module under ${dir}` })) };
+      });
+      build.onResolve({ filter: new RegExp(`^${NOT_BUNDLED_MODULE}$`) }, () => ({ path: NOT_BUNDLED_MODULE, namespace: 'trim-stripe' }));
+      build.onLoad({ filter: /.*/, namespace: 'trim-stripe' }, () => ({ contents: NOT_BUNDLED_SOURCE, loader: 'js' }));
+      build.onLoad({ filter: STRIPE_RESOURCE_MODULE }, async ({ path }) => {
+        const resource = resourceName(STRIPE_RESOURCE_MODULE.exec(path)![1]!);
+        if (kept.has(resource)) return undefined;
+        const names = exportedNames(path, await readFile(path, 'utf8'));
+        const stubs = names.map((name) => `export const ${name} = /* @__PURE__ */ notBundled(${JSON.stringify(resource)});`);
+        return { contents: [`import { notBundled } from '${NOT_BUNDLED_MODULE}';`, ...stubs].join('\n'), loader: 'js' };
+      });
+    },
+  };
+}
+
+/** The esbuild options every function is bundled with (`entry` to `outfile`, its map beside it), plus a metafile. */
 export function esbuildOptions(entry: string, outfile: string): BuildOptions {
   return {
     entryPoints: [entry],
@@ -51,7 +136,17 @@ export function esbuildOptions(entry: string, outfile: string): BuildOptions {
     sourcemap: BUNDLING.sourcemap,
     banner: { js: BUNDLING.banner },
     external: [...BUNDLING.external],
+    plugins: [trimStripe()],
     metafile: true,
     logLevel: 'warning',
   };
+}
+
+export const FUNCTIONS_DIR = fileURLToPath(new URL('../functions', import.meta.url));
+
+/** Bundles `functions/<name>.ts` into `outDir` as `index.mjs` and `index.mjs.map` (Lambda's handler `index.handler`). */
+export async function buildFunction(name: string, outDir: string): Promise<{ outfile: string; result: BuildResult }> {
+  mkdirSync(outDir, { recursive: true });
+  const outfile = join(outDir, 'index.mjs');
+  return { outfile, result: await build(esbuildOptions(join(FUNCTIONS_DIR, `${name}.ts`), outfile)) };
 }

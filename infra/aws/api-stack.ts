@@ -19,14 +19,13 @@ import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
-import { FunctionUrlAuthType } from 'aws-cdk-lib/aws-lambda';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { FunctionUrlAuthType, type Function } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { API_PREFIX, FUNCTION_TIMEOUT_SECONDS, fallbackRoute, routes, type RouteAccess, type RouteDefinition } from '../routes';
 import type { ApiThrottleSettings, RailSettings, SettlementCutoff } from './deploy-settings';
 import { acknowledgeFunctionFindings } from './nag-findings';
-import { METRICS_NAMESPACE, powertoolsEnvironment, SERVICE_NAME } from './observability';
+import { METRICS_NAMESPACE, SERVICE_NAME } from './observability';
 import { serviceFunction } from './service-function';
 import { grantTableAccess } from './table-access';
 
@@ -99,7 +98,7 @@ export class ApiStack extends Stack {
             identitySource: ['$request.header.Authorization'],
           });
 
-    const functions = new Map<string, NodejsFunction>();
+    const functions = new Map<string, Function>();
     for (const route of routes) {
       let fn = functions.get(route.name);
       if (fn === undefined) {
@@ -185,12 +184,11 @@ export class ApiStack extends Stack {
     for (const alarm of [serverErrors, payoutFailures]) alarm.addAlarmAction(new SnsAction(topic));
   }
 
-  private createFunction(name: string, access: RouteAccess, props: ApiStackProps): NodejsFunction {
+  private createFunction(name: string, access: RouteAccess, props: ApiStackProps): Function {
     const { table, secretsKey, processorSecret, cursorSecret, railsSecret, rails, settlementCutoff, adminAuth } = props;
     const fn = serviceFunction(this, name, {
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS,
       environment: {
-        ...powertoolsEnvironment,
         TABLE_NAME: table.tableName,
         KMS_KEY_ID: secretsKey.keyArn,
         ...(adminAuth === undefined

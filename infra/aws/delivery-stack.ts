@@ -25,7 +25,6 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { DELIVERY_QUEUE, OUTBOX_RELAY, OUTBOX_SWEEP } from '../webhook-delivery';
 import { acknowledgeFunctionFindings } from './nag-findings';
-import { powertoolsEnvironment } from './observability';
 import { serviceFunction } from './service-function';
 
 export interface DeliveryStackProps extends StackProps {
@@ -45,7 +44,6 @@ export class DeliveryStack extends Stack {
     super(scope, id, props);
     const { table, secretsKey, deliveryQueue, deliveryDeadLetters, alarmTopic } = props;
     const environment = {
-      ...powertoolsEnvironment,
       TABLE_NAME: table.tableName,
       // Required of every function in AWS (lib/config.ts); only the consumer may use the key.
       KMS_KEY_ID: secretsKey.keyArn,

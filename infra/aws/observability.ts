@@ -9,5 +9,5 @@ export const SERVICE_NAME = 'partner-payments';
 /** The namespace of the service's EMF metrics (lib/observability.ts). */
 export const METRICS_NAMESPACE = 'PartnerPayments';
 
-/** The Powertools settings every function gets: its service name and log level. */
+/** The Powertools settings every function gets (`service-function.ts` sets them): its service name and log level. */
 export const powertoolsEnvironment: Record<string, string> = { SERVICE_NAME, LOG_LEVEL: 'INFO' };

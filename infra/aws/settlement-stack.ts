@@ -20,7 +20,6 @@ import type { Construct } from 'constructs';
 import type { SettlementSettings } from './deploy-settings';
 import { SETTLEMENT_RUN_TIMEOUT_SECONDS } from '../routes';
 import { acknowledgeFunctionFindings } from './nag-findings';
-import { powertoolsEnvironment } from './observability';
 import { serviceFunction } from './service-function';
 import { grantTableAccess } from './table-access';
 
@@ -53,7 +52,7 @@ export class SettlementStack extends Stack {
       // transaction, so overlapping runs (or a run beside POST /settlements/run) never settle a transaction twice;
       // it only spares the table two runs racing for the same items.
       reservedConcurrentExecutions: 1,
-      environment: { ...powertoolsEnvironment, TABLE_NAME: table.tableName, KMS_KEY_ID: secretsKey.keyArn, SETTLEMENT_CUTOFF: settlement.cutoff },
+      environment: { TABLE_NAME: table.tableName, KMS_KEY_ID: secretsKey.keyArn, SETTLEMENT_CUTOFF: settlement.cutoff },
     });
     grantTableAccess(table, run, 'items');
     acknowledgeFunctionFindings(run, table);

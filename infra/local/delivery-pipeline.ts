@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { DELIVERY_QUEUE, OUTBOX_RELAY, OUTBOX_SWEEP } from '../webhook-delivery';
 import { type Clock, LocalDeliveryQueue, type SqsConsumer } from './delivery-queue';
-import { lambdaContext } from './lambda-adapter';
+import { invokeFunction } from './lambda-adapter';
 import { startSqsFront } from './sqs-front';
 import { startStreamRelay, type StreamHandler } from './stream-relay';
 import { stopsInReverse } from './stops';
@@ -105,7 +105,7 @@ function startSweeper(sweep: SweepHandler, intervalMs: number) {
   let running: Promise<void> = Promise.resolve();
   const runOnce = async () => {
     try {
-      await sweep(scheduledEvent({ queueEmpty }), lambdaContext('outbox-sweep', OUTBOX_SWEEP.timeoutSeconds * 1000));
+      await invokeFunction(sweep, scheduledEvent({ queueEmpty }), 'outbox-sweep', OUTBOX_SWEEP.timeoutSeconds * 1000);
       queueEmpty = false;
     } catch (error) {
       console.error('[outbox-sweep] sweep failed; the next one tries again', error);

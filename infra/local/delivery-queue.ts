@@ -17,7 +17,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { lambdaContext } from './lambda-adapter';
+import { invokeFunction } from './lambda-adapter';
 
 export type SqsConsumer = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void | undefined>;
 
@@ -193,9 +193,11 @@ export class LocalDeliveryQueue {
     const handles = new Map(batch.map((message) => [message.messageId, message.receiptHandle]));
     let failed: Set<string>;
     try {
-      const response = await this.options.consumer(
+      const response = await invokeFunction(
+        this.options.consumer,
         { Records: batch.map((message) => this.toRecord(message)) },
-        lambdaContext(this.options.consumerName, this.options.consumerTimeoutSeconds * 1000),
+        this.options.consumerName,
+        this.options.consumerTimeoutSeconds * 1000,
       );
       const reported = (response ?? undefined)?.batchItemFailures ?? [];
       // An identifier that is not one of the batch's message ids fails the whole batch, as in Lambda.

@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { FUNCTION_TIMEOUT_SECONDS, fallbackRoute, resolveRoute, routeKey } from '../routes';
-import { lambdaContext, toHttpApiEvent, writeLambdaResult } from './lambda-adapter';
+import { invokeFunction, toHttpApiEvent, writeLambdaResult } from './lambda-adapter';
 import { closeGracefully, listen, readBody } from './http-server';
 import { loadFunction } from './load-function';
 
@@ -83,5 +83,5 @@ async function handle(req: IncomingMessage): Promise<unknown> {
     matched?.pathParameters,
   );
   const handler = await loadFunction<LambdaHandler>(functionName);
-  return handler(event, lambdaContext(functionName, TIMEOUT_MS));
+  return invokeFunction(handler, event, functionName, TIMEOUT_MS);
 }

@@ -5,6 +5,8 @@
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { InvokeStoreBase } from '@aws/lambda-invoke-store';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 
 /**
@@ -73,6 +75,63 @@ export function toHttpApiEvent(
       : {}),
     isBase64Encoded: !isText,
   };
+}
+
+/**
+ * The local runtime runs many invocations at once in this one process, as Lambda does when one execution
+ * environment serves several (Lambda Managed Instances): with `AWS_LAMBDA_MAX_CONCURRENCY` set and each
+ * invocation run in its own context of Lambda's InvokeStore, Powertools keeps its per-invocation state there
+ * (the logger's keys, such as `partner_id` and `svc_tx_id`, and its level), so no request's keys reach another's
+ * log lines. In AWS a function serves one invocation at a time and none of this applies.
+ */
+process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
+
+/**
+ * Lambda's InvokeStore for concurrent invocations (what `InvokeStore.getInstanceAsync(true)` makes), installed
+ * where Powertools reads it (`globalThis.awslambda.InvokeStore`) synchronously, as this module loads: with
+ * `AWS_LAMBDA_MAX_CONCURRENCY` set, Powertools refuses to log while no store is installed. It replaces whatever
+ * a module that loaded earlier installed there (the AWS SDK installs the single-invocation store, which holds one
+ * context for the whole process).
+ */
+class ConcurrentInvokeStore extends InvokeStoreBase {
+  readonly #contexts = new AsyncLocalStorage<Record<string | symbol, unknown>>();
+
+  getContext() {
+    return this.#contexts.getStore();
+  }
+
+  hasContext() {
+    return this.#contexts.getStore() !== undefined;
+  }
+
+  get<T = unknown>(key: string | symbol): T | undefined {
+    return this.#contexts.getStore()?.[key] as T | undefined;
+  }
+
+  set<T = unknown>(key: string | symbol, value: T): void {
+    if (this.isProtectedKey(key)) throw new Error(`Cannot modify protected Lambda context field: ${String(key)}`);
+    const context = this.#contexts.getStore();
+    if (context === undefined) throw new Error('No context available');
+    context[key] = value;
+  }
+
+  run<T>(context: Record<string | symbol, unknown>, fn: () => T): T {
+    return this.#contexts.run(context, fn);
+  }
+}
+const invokeStore = new ConcurrentInvokeStore();
+((globalThis as { awslambda?: { InvokeStore?: unknown } }).awslambda ??= {}).InvokeStore = invokeStore;
+
+/** One invocation of `handler`, as Lambda makes it: a fresh context (deadline `timeoutMs` from now) and invoke scope. */
+export function invokeFunction<Event, Result>(
+  handler: (event: Event, context: Context) => Promise<Result>,
+  event: Event,
+  functionName: string,
+  timeoutMs: number,
+): Promise<Result> {
+  const context = lambdaContext(functionName, timeoutMs);
+  const scope = { [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: context.awsRequestId };
+  return invokeStore.run(scope, () => handler(event, context));
 }
 
 export function lambdaContext(functionName: string, timeoutMs: number): Context {

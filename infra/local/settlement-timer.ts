@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { lambdaContext } from './lambda-adapter';
+import { invokeFunction } from './lambda-adapter';
 
 /** The longest delay one Node timer takes (a longer one fires at once). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -73,7 +73,7 @@ export type ScheduledHandler = (event: ScheduledEvent, context: Context) => Prom
 
 /** A run of `handler` as EventBridge invokes a scheduled function: a Scheduled Event, and a context with its timeout. */
 export function invokeAsScheduled(handler: ScheduledHandler, options: { functionName: string; timeoutMs: number }): () => Promise<unknown> {
-  return () => handler(scheduledEvent(), lambdaContext(options.functionName, options.timeoutMs));
+  return () => invokeFunction(handler, scheduledEvent(), options.functionName, options.timeoutMs);
 }
 
 const scheduledEvent = (): ScheduledEvent => ({

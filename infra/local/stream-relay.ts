@@ -23,7 +23,7 @@ import {
   type Shard,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { AttributeValue as LambdaAttributeValue, Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { lambdaContext } from './lambda-adapter';
+import { invokeFunction } from './lambda-adapter';
 
 export type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse | void | undefined>;
 
@@ -159,7 +159,7 @@ export function startStreamRelay(options: StreamRelayOptions): StreamRelay {
     const records = reader.pending;
     let retryFrom: number;
     try {
-      const response = await options.handler({ Records: records }, lambdaContext(options.handlerName, options.handlerTimeoutSeconds * 1000));
+      const response = await invokeFunction(options.handler, { Records: records }, options.handlerName, options.handlerTimeoutSeconds * 1000);
       const failed = new Set((response ?? undefined)?.batchItemFailures?.map((failure) => failure.itemIdentifier));
       const index = records.findIndex((record) => failed.has(record.dynamodb?.SequenceNumber ?? ''));
       // A reported identifier that is no record's sequence number fails the whole batch, as in Lambda.

@@ -79,6 +79,30 @@ describe('observability of a payment', () => {
     expect(counted.filter((name) => name === 'TransactionsCreated')).toHaveLength(1);
   });
 
+  it('keeps each request’s keys on its own lines when requests of two partners run at once in one process', async () => {
+    const partners = await Promise.all([api.createPartner(), api.createPartner()]);
+    const clients = await Promise.all(partners.map((partner) => api.createClient(partner)));
+    const initialize = (i: number) =>
+      api.signed(partners[i]!, '/transactions/initialize', {
+        partner_id: partners[i]!.partnerId,
+        client_id: clients[i],
+        amount: 700,
+        currency: 'USD',
+        partner_reference: `concurrent-${randomUUID()}`,
+      });
+
+    const owners = new Map<string, string>();
+    const lines = await logLinesOf(async () => {
+      const responses = await Promise.all(Array.from({ length: 20 }, (_, n) => initialize(n % 2)));
+      responses.forEach((response, n) => owners.set(response.body.svc_tx_id as string, partners[n % 2]!.partnerId));
+    });
+
+    const created = lines.filter((line) => line.message === 'Transaction created');
+    expect(created).toHaveLength(20);
+    for (const line of created) expect(line.partner_id).toBe(owners.get(line.svc_tx_id as string));
+    expect(new Set(created.map((line) => line.request_id)).size).toBe(20);
+  });
+
   it('logs a processor event that moved a transaction with its svc_tx_id and partner id, and counts TransactionsSucceeded', async () => {
     const partner = await api.createPartner();
     const clientId = await api.createClient(partner);
