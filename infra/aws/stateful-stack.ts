@@ -21,7 +21,7 @@ import { GLOBAL_INDEXES, PARTITION_KEY, SORT_KEY, STREAM_VIEW_TYPE, TTL_ATTRIBUT
 import { DELIVERY_QUEUE } from '../webhook-delivery';
 
 export interface StatefulStackProps extends StackProps {
-  /** Unset: `prod` (what a stack built without a stage keeps is what production keeps; the app defaults to `dev`). */
+  /** Unset: `prod` (a stack built without a stage keeps what production keeps; the app itself requires a stage). */
   stage?: Stage;
   /** Subscribed by email to the alarm topic. */
   alarmEmail?: string | undefined;

@@ -95,6 +95,12 @@ process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
  */
 class ConcurrentInvokeStore extends InvokeStoreBase {
   readonly #contexts = new AsyncLocalStorage<Record<string | symbol, unknown>>();
+  /**
+   * What is set outside any invocation (a module's initialisation, such as a BatchProcessor made when the handler
+   * is built, or a test calling a handler directly): one context for the process, as Lambda's single store keeps.
+   * Lambda's concurrent store throws there instead, which Powertools' batch utility (2.35) does not expect.
+   */
+  readonly #outside: Record<string | symbol, unknown> = {};
 
   getContext() {
     return this.#contexts.getStore();
@@ -105,14 +111,12 @@ class ConcurrentInvokeStore extends InvokeStoreBase {
   }
 
   get<T = unknown>(key: string | symbol): T | undefined {
-    return this.#contexts.getStore()?.[key] as T | undefined;
+    return (this.#contexts.getStore() ?? this.#outside)[key] as T | undefined;
   }
 
   set<T = unknown>(key: string | symbol, value: T): void {
     if (this.isProtectedKey(key)) throw new Error(`Cannot modify protected Lambda context field: ${String(key)}`);
-    const context = this.#contexts.getStore();
-    if (context === undefined) throw new Error('No context available');
-    context[key] = value;
+    (this.#contexts.getStore() ?? this.#outside)[key] = value;
   }
 
   run<T>(context: Record<string | symbol, unknown>, fn: () => T): T {

@@ -121,7 +121,7 @@ describe('stateful stack by stage', () => {
     }
   });
 
-  it('keeps a production stateful stack when built without a stage (only the app defaults to dev)', () => {
+  it('keeps a production stateful stack when the construct is built without a stage (the app requires one)', () => {
     statefulTemplate(undefined).hasResource('AWS::DynamoDB::GlobalTable', { DeletionPolicy: 'Retain' });
   });
 
