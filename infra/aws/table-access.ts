@@ -16,8 +16,9 @@ export function grantTableAccess(table: ITableV2, grantee: IGrantable, access: N
       table.grantReadData(grantee);
       return;
     case 'items':
-      // Read items and write them in transactions; never Scan, DeleteItem or BatchWriteItem.
-      table.grant(grantee, 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem');
+      // Read items (one at a time, by Query, or in a BatchGetItem: the payee's partner and client, the transactions
+      // an adjustment reverses) and write them in transactions; never Scan, DeleteItem or BatchWriteItem.
+      table.grant(grantee, 'dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem');
       return;
     case 'readWrite':
       table.grantReadWriteData(grantee);
