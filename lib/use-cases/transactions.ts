@@ -202,10 +202,12 @@ async function visibleTransaction(
   caller: Caller,
   svcTxId: string,
 ): Promise<Transaction> {
-  logger.appendKeys({ svc_tx_id: svcTxId });
   const transaction = await store.getTransaction(svcTxId);
   if (transaction === undefined) throw errors.txNotFound();
   if (caller.kind === 'partner' && transaction.partnerId !== caller.partner.partnerId) throw errors.txNotFound();
+  // Only an id that is the caller's own transaction becomes a log key: a caller's free text or another partner's
+  // id never lands on a line that searches by `svc_tx_id` would find.
+  logger.appendKeys({ svc_tx_id: svcTxId });
   return transaction;
 }
 
