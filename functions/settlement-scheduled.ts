@@ -5,17 +5,24 @@
  *
  * The run stops starting batches a few seconds before the function's deadline (what is left waits for the next
  * run, or for `POST /settlements/run`), so a long run ends with its batches recorded rather than cut off.
+ *
+ * Wrapped like the other non-HTTP functions: the logger gets the invocation's context, the tracer a segment, and
+ * the metrics the run counts (`SettlementBatchesCreated`, `SettlementRunFailures` ...) are flushed at the end of
+ * each invocation, also one that throws.
  */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { settlementDeps } from '../lib/adapters/settlement';
 import { runWithDeadline } from '../lib/deadline';
-import { logger } from '../lib/observability';
+import { logger, metricsMiddleware, tracer } from '../lib/observability';
 import { runSettlement, type SettlementDeps } from '../lib/use-cases/settlements';
 
 /** Kept for logging and answering after the last batch write. */
 const ANSWER_RESERVE_MS = 2_000;
 
-/** The handler over given adapters (tests inject them); `handler` uses the process's own. */
+/** The run over given adapters, without the Lambda chain (tests inject the adapters); `handler` uses the process's own. */
 export const createHandler = (deps: SettlementDeps) => async (_event: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>) => {
   const work = () => runSettlement(deps, {});
   const batches =
@@ -24,4 +31,11 @@ export const createHandler = (deps: SettlementDeps) => async (_event: unknown, c
   return { created_batches: batches.length };
 };
 
-export const handler = createHandler(settlementDeps);
+/** `createHandler(deps)` in the function's chain: logger context, trace segment, metrics flushed per invocation. */
+export const createLambdaHandler = (deps: SettlementDeps) =>
+  middy(createHandler(deps))
+    .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
+    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(metricsMiddleware());
+
+export const handler = createLambdaHandler(settlementDeps);

@@ -8,8 +8,12 @@
  * after `maxReceiveCount`. A record throws only when it could not be processed at all: a malformed message,
  * or the table, the key or the queue unavailable. A partner answering badly is not such an error: that
  * attempt is recorded and the next one scheduled by the use case.
+ *
+ * Each record logs through a logger of its own carrying the delivery's `partner_id` and `svc_tx_id`
+ * ({@link withDeliveryLogKeys}), so the records of one batch, which run at once, never share keys.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
@@ -47,13 +51,14 @@ async function processRecord(deps: WebhookDeliveryDeps, record: SQSRecord): Prom
   const message = DeliveryMessage.safeParse(body);
   if (!message.success) throw new UnreadableMessageError(`Message ${record.messageId} is not a delivery message`);
   const { deliveryId } = message.data;
+  const recordLogger = logger.createChild();
   try {
-    const step = await deliverWebhook(deps, deliveryId);
-    logger.info('Webhook delivery message handled', { deliveryId, messageId: record.messageId, ...step });
+    const step = await deliverWebhook(withDeliveryLogKeys(deps, recordLogger), deliveryId);
+    recordLogger.info('Webhook delivery message handled', { deliveryId, messageId: record.messageId, ...step });
     countMetric(`WebhookDeliveries${STEP_METRIC[step.outcome]}`);
     return step;
   } catch (error) {
-    logger.error('Webhook delivery message failed; it will be received again', {
+    recordLogger.error('Webhook delivery message failed; it will be received again', {
       deliveryId,
       messageId: record.messageId,
       receiveCount: record.attributes.ApproximateReceiveCount,
@@ -62,6 +67,27 @@ async function processRecord(deps: WebhookDeliveryDeps, record: SQSRecord): Prom
     countMetric('WebhookDeliveryErrors');
     throw error;
   }
+}
+
+/**
+ * The record's adapters, whose read of the delivery also gives the record's log lines their `partner_id` and
+ * `svc_tx_id` (the keys a request about a transaction carries), as temporary keys of the record's own logger,
+ * appended as soon as the use case has read the delivery (the message names only the delivery). Each record has
+ * a logger of its own (`createChild`, which keeps the invocation's keys) because the records of a batch run at
+ * once: keys appended to the shared logger would land on the other records' lines, and stay for the next batch.
+ */
+function withDeliveryLogKeys(deps: WebhookDeliveryDeps, recordLogger: Logger): WebhookDeliveryDeps {
+  return {
+    ...deps,
+    deliveries: {
+      ...deps.deliveries,
+      getDelivery: async (deliveryId) => {
+        const delivery = await deps.deliveries.getDelivery(deliveryId);
+        if (delivery !== undefined) recordLogger.appendKeys({ partner_id: delivery.partnerId, svc_tx_id: delivery.svcTxId });
+        return delivery;
+      },
+    },
+  };
 }
 
 /**

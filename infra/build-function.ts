@@ -1,7 +1,8 @@
 /**
  * `node --import tsx infra/build-function.ts <name> <outDir>`: bundles `functions/<name>.ts` into `outDir`
- * (`index.mjs` and `index.mjs.map`) with `bundling.ts`'s options, Stripe trimmed. The CDK app runs it for each
- * function's asset (`aws/service-function.ts`): the esbuild CLI cannot run plugins, the JS API can.
+ * (`index.mjs` and `index.mjs.map`) with `bundling.ts`'s options, Stripe trimmed, the same bytes whatever `outDir`
+ * is. The CDK app runs it for each function's asset (`aws/service-function.ts`), which it hashes by that output:
+ * the esbuild CLI cannot run plugins, the JS API can.
  */
 import { buildFunction } from './bundling';
 

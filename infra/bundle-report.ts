@@ -1,14 +1,16 @@
 /**
  * `npm run bundle-report [-- --max-kb 500 --top 15 --detail NAME --out DIR]`: bundles every `functions/*.ts` exactly as the
  * stacks do (`bundling.ts`), prints each bundle's size (the minified `.mjs`, and its separate source map) largest
- * first, then what fills the largest bundle (esbuild's metafile), and exits 1 if a bundle is over `--max-kb`.
+ * first, then what fills the largest bundle (esbuild's metafile), then the AWS SDK packages the bundles leave to the
+ * Lambda runtime, and exits 1 if a bundle is over `--max-kb` or imports an `@aws-sdk/*` package the runtime does
+ * not ship (`RUNTIME_SDK_PACKAGE`: what the code imports, and what its dependencies do).
  */
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Metafile } from 'esbuild';
-import { buildFunction, FUNCTIONS_DIR } from './bundling';
+import { buildFunction, FUNCTIONS_DIR, RUNTIME_SDK_PACKAGE } from './bundling';
 
 const { values: args } = parseArgs({
   options: {
@@ -55,6 +57,21 @@ function largestInputs(b: Bundle): { files: [string, number][]; packages: [strin
   return { files: files.sort(bySize).slice(0, top), packages: [...packages].sort(bySize).slice(0, top) };
 }
 
+/** The `@aws-sdk/*` packages each bundle imports (external: the Lambda runtime's) → the functions importing them. */
+function runtimeSdkImports(bundles: Bundle[]): Map<string, string[]> {
+  const imports = new Map<string, string[]>();
+  for (const b of bundles) {
+    const packages = new Set(
+      Object.values(b.metafile.outputs)
+        .flatMap((output) => output.imports)
+        .filter(({ external, path }) => external === true && path.startsWith('@aws-sdk/'))
+        .map(({ path }) => path.split('/').slice(0, 2).join('/')),
+    );
+    for (const name of packages) imports.set(name, [...(imports.get(name) ?? []), b.name]);
+  }
+  return imports;
+}
+
 try {
   const names = readdirSync(FUNCTIONS_DIR).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -'.ts'.length));
   const bundles = (await Promise.all(names.map(bundle))).sort((a, z) => z.codeBytes - a.codeBytes);
@@ -77,10 +94,19 @@ try {
     for (const [path, bytes] of files) console.log(`  ${fixed(kb(bytes)).padStart(7)}  ${path}`);
   }
 
+  const sdk = [...runtimeSdkImports(bundles)].sort(([a], [z]) => a.localeCompare(z));
+  const unprovided = sdk.filter(([name]) => !RUNTIME_SDK_PACKAGE.test(name));
+  console.log('\nleft to the Lambda runtime (external), by how many functions import it');
+  for (const [name, functions] of sdk) {
+    const refused = RUNTIME_SDK_PACKAGE.test(name) ? '' : `  not shipped by the runtime (RUNTIME_SDK_PACKAGE): ${functions.join(', ')}`;
+    console.log(`  ${String(functions.length).padStart(7)}  ${name}${refused}`);
+  }
+
   const over = bundles.filter((b) => kb(b.codeBytes) > maxKb);
   console.log(`\n${bundles.length} functions; largest ${fixed(kb(biggest.codeBytes))} KB; limit ${maxKb} KB: ${over.length === 0 ? 'all within' : `${over.length} over`}`);
+  if (unprovided.length > 0) console.log(`${unprovided.length} AWS SDK package(s) the Lambda runtime does not ship: ${unprovided.map(([name]) => name).join(', ')}`);
   if (args.out) console.log(`bundles and metafiles (meta.json) kept in ${outRoot}`);
-  process.exitCode = over.length === 0 ? 0 : 1;
+  process.exitCode = over.length === 0 && unprovided.length === 0 ? 0 : 1;
 } finally {
   if (!args.out) rmSync(outRoot, { recursive: true, force: true });
 }

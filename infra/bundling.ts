@@ -11,12 +11,21 @@
  * (`stripe.accounts.list`, `'x' in stripe.customers`) throws "Stripe resource Accounts is not bundled in this
  * function: add it to STRIPE_RESOURCES in infra/bundling.ts". To call another resource, add its name there (its
  * path under `node_modules/stripe/esm/resources/` without `.js`, e.g. `Refunds`, `Issuing/Cards`).
+ *
+ * The same code gives the same bytes wherever it is built: the CDK hashes each function's asset by its output
+ * (`assetHashType: OUTPUT`) and stages it in a directory that varies, so {@link bundle} writes the source map's
+ * `sources` as paths from the project root (`functions/health.ts`, `lib/...`, `node_modules/...`), never from the
+ * output directory. In Lambda they resolve beside the map (`/var/task/functions/health.ts`): that is the path
+ * `--enable-source-maps` prints in a stack trace.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type BuildOptions, type BuildResult, type Plugin } from 'esbuild';
+import { build, type BuildOptions, type BuildResult, type OutputFile, type Plugin } from 'esbuild';
+
+/** The project's root directory: where builds run from, and what source map paths are relative to. */
+export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 export const BUNDLING = {
   format: 'esm',
@@ -32,14 +41,25 @@ export const BUNDLING = {
   sourcemap: 'linked',
   /** CommonJS dependencies bundled into an ES module still call require(). */
   banner: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-  /** The Node 22 Lambda runtime provides the AWS SDK v3. */
+  /**
+   * The Node 22 Lambda runtime provides the AWS SDK v3 (its own release, not package-lock's: see "Function
+   * bundles" in docs/deploy.md). Bundled, it would add 350–400 KB to every function, all of them over 500 KB.
+   */
   external: ['@aws-sdk/*'],
 } as const;
 
 /**
+ * The `@aws-sdk/*` packages a bundle may import, left external: those of the AWS SDK v3 the Lambda runtime ships
+ * (its clients, `lib-dynamodb`, the `util-*` helpers). The tests resolve external imports from node_modules, so a
+ * package the runtime lacks would fail only in AWS. `test/unit/bundle-aws-sdk.test.ts` holds the code's imports to
+ * this, `npm run bundle-report` the bundles' (its dependencies' included).
+ */
+export const RUNTIME_SDK_PACKAGE = /^@aws-sdk\/(?:client|lib|util)-[a-z0-9-]+$/;
+
+/**
  * The Stripe API resources bundled for real; every other module under `stripe/esm/resources/` is a stub that
  * throws when used (see the top of this file). The service calls only `paymentIntents.create` and
- * `paymentIntents.retrieve` (`lib/processor/stripe.ts`); `Stripe.webhooks.constructEvent` and `Stripe.errors`
+ * `paymentIntents.retrieve` (`lib/processor/stripe.ts`); `Stripe.webhooks.signature` and `Stripe.errors`
  * belong to the SDK's core, not to a resource, and the core itself only constructs the other resources.
  * Names are paths under `node_modules/stripe/esm/resources/` without `.js`; a nested one (`Issuing/Cards`)
  * keeps the namespaces above it (`Issuing`) too.
@@ -90,14 +110,21 @@ function exportedNames(path: string, source: string): string[] {
 const resourceName = (relativePath: string) => relativePath.replace(/\\/g, '/').replace(/\/index$/, '');
 
 /**
+ * The modules under `stripe/esm/resources/` that `resources` keeps real: each one named, and the namespaces that
+ * construct a nested one (`Issuing/Cards` keeps `Issuing`, its `index.js`).
+ */
+export function keptStripeModules(resources: readonly string[]): ReadonlySet<string> {
+  return new Set(resources.flatMap((name) => name.split('/').map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
+}
+
+/**
  * esbuild's plugin that stubs out the Stripe resources `resources` does not name (default {@link STRIPE_RESOURCES}).
  * Nothing at load touches a stub: the SDK's constructor only constructs them (and copies `accounts` to `account`),
  * and `stripe/esm/resources.js` (the `Stripe.resources` table, left as it is: about 4 KB) only records their
  * classes, its `resourceNamespace(...)` entries constructing them when called, never at load.
  */
 export function trimStripe(resources: readonly string[] = STRIPE_RESOURCES): Plugin {
-  // A nested resource needs the namespaces that construct it: `Issuing/Cards` keeps `Issuing` (its index.js).
-  const kept = new Set(resources.flatMap((name) => name.split('/').map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
+  const kept = keptStripeModules(resources);
   return {
     name: 'trim-stripe',
     setup(build) {
@@ -121,11 +148,17 @@ export function trimStripe(resources: readonly string[] = STRIPE_RESOURCES): Plu
   };
 }
 
-/** The esbuild options every function is bundled with (`entry` to `outfile`, its map beside it), plus a metafile. */
+/**
+ * The esbuild options every function is bundled with (`entry` to `outfile`, its map beside it), plus a metafile.
+ * Nothing is written (`write: false`): build them with {@link bundle}, which writes the output.
+ */
 export function esbuildOptions(entry: string, outfile: string): BuildOptions {
   return {
     entryPoints: [entry],
     outfile,
+    /** Metafile paths from the project root (`lib/...`), whatever directory the build is started from. */
+    absWorkingDir: PROJECT_ROOT,
+    write: false,
     bundle: true,
     treeShaking: true,
     format: BUNDLING.format,
@@ -142,11 +175,41 @@ export function esbuildOptions(entry: string, outfile: string): BuildOptions {
   };
 }
 
-export const FUNCTIONS_DIR = fileURLToPath(new URL('../functions', import.meta.url));
+/** A source of another esbuild namespace than files (`trim-stripe:virtual:stripe-not-bundled`): no path to rewrite. */
+const NAMESPACED_SOURCE = /^[a-z][\w-]*:/i;
 
-/** Bundles `functions/<name>.ts` into `outDir` as `index.mjs` and `index.mjs.map` (Lambda's handler `index.handler`). */
+/**
+ * A source map with its `sources` relative to the project root instead of to the map's directory (esbuild's),
+ * so that it reads the same wherever it is written.
+ */
+function rootRelativeSourceMap(map: OutputFile): string {
+  const parsed = JSON.parse(map.text) as { sources: string[] };
+  parsed.sources = parsed.sources.map((source) =>
+    NAMESPACED_SOURCE.test(source) ? source : relative(PROJECT_ROOT, resolve(dirname(map.path), source)).split(sep).join('/'),
+  );
+  return JSON.stringify(parsed);
+}
+
+/**
+ * Builds `options` (made by {@link esbuildOptions}) and writes the output, the source map's `sources` relative to
+ * the project root: the same code gives the same bytes in any directory (see the top of this file).
+ */
+export async function bundle(options: BuildOptions): Promise<BuildResult> {
+  const result = await build({ ...options, write: false });
+  for (const file of result.outputFiles!) {
+    mkdirSync(dirname(file.path), { recursive: true });
+    writeFileSync(file.path, file.path.endsWith('.map') ? rootRelativeSourceMap(file) : file.contents);
+  }
+  return result;
+}
+
+export const FUNCTIONS_DIR = join(PROJECT_ROOT, 'functions');
+
+/**
+ * Bundles `functions/<name>.ts` into `outDir` as `index.mjs` and `index.mjs.map` (Lambda's handler `index.handler`),
+ * byte for byte the same whatever `outDir` is.
+ */
 export async function buildFunction(name: string, outDir: string): Promise<{ outfile: string; result: BuildResult }> {
-  mkdirSync(outDir, { recursive: true });
   const outfile = join(outDir, 'index.mjs');
-  return { outfile, result: await build(esbuildOptions(join(FUNCTIONS_DIR, `${name}.ts`), outfile)) };
+  return { outfile, result: await bundle(esbuildOptions(join(FUNCTIONS_DIR, `${name}.ts`), outfile)) };
 }

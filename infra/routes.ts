@@ -7,6 +7,8 @@
  * may serve several routes (the branding packet answers its CORS preflight too); it is created once.
  */
 
+import type { TableAccess } from './table-grants';
+
 export const API_PREFIX = '/api/v1';
 
 /** Every HTTP function's timeout: just under API Gateway's 30 s integration limit; the local runtime gives the same. */
@@ -19,12 +21,8 @@ export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PATCH' | 'DELETE' | 'OPTIONS
 
 /** What a function may touch in AWS; the API stack grants exactly this (least privilege). */
 export interface RouteAccess {
-  /**
-   * `describe`: only DescribeTable (the public health check reads no item). `items`: read items and write them
-   * in transactions (Get, Query, Put, Update, ConditionCheck), but never Scan, delete or batch-write: for a public
-   * function that only moves transactions.
-   */
-  table?: 'describe' | 'read' | 'items' | 'readWrite';
+  /** The table's actions, by profile (`table-grants.ts`: `describe`, `read`, `items` or `readWrite`); none without it. */
+  table?: TableAccess;
   /** `encrypt`: seal new secrets (KMS GenerateDataKey); `decrypt`: open them (KMS Decrypt). */
   kms?: ReadonlyArray<'encrypt' | 'decrypt'>;
   /** Reads the processor keys (Secrets Manager in AWS). */
@@ -51,27 +49,31 @@ export interface RouteDefinition {
 const read: RouteAccess = { table: 'read' };
 /** Lists: a read that seals and opens paging cursors. */
 const list: RouteAccess = { ...read, cursorKey: true };
+/** Admin writes: create and update items, never delete one (admin routes keep no idempotency record to release). */
+const write: RouteAccess = { table: 'items' };
+/** Deletes an item: a key revoked, an endpoint removed. */
 const readWrite: RouteAccess = { table: 'readWrite' };
-/** Partner mutations: API key lookup, rate-limit counter, HMAC secret (sealed), idempotency record. */
+/** Partner mutations: API key lookup, rate-limit counter, HMAC secret (sealed), idempotency record (released by a delete). */
 const partnerMutation: RouteAccess = { table: 'readWrite', kms: ['decrypt'] };
 /** ... that also calls the processor. */
 const paymentMutation: RouteAccess = { ...partnerMutation, processorKeys: true };
 
 const declaredRoutes: readonly RouteDefinition[] = [
-  // Health reads the table's description and the processor keys (to tell they are configured).
+  // Health describes the table and sends the processor's API a HEAD; it reads no item and, in AWS, no secret (locally it
+  // checks the processor keys in the environment).
   { name: 'health', method: 'GET', path: `${API_PREFIX}/health`, access: { table: 'describe' } },
 
-  { name: 'admin-partners-create', method: 'POST', path: `${API_PREFIX}/admin/partners`, access: readWrite },
+  { name: 'admin-partners-create', method: 'POST', path: `${API_PREFIX}/admin/partners`, access: write },
   { name: 'admin-partners-list', method: 'GET', path: `${API_PREFIX}/admin/partners`, access: list },
   { name: 'admin-partners-get', method: 'GET', path: `${API_PREFIX}/admin/partners/{partner_id}`, access: read },
-  { name: 'admin-partners-update', method: 'PATCH', path: `${API_PREFIX}/admin/partners/{partner_id}`, access: readWrite },
+  { name: 'admin-partners-update', method: 'PATCH', path: `${API_PREFIX}/admin/partners/{partner_id}`, access: write },
   {
     name: 'admin-partner-api-keys-create',
     method: 'POST',
     path: `${API_PREFIX}/admin/partners/{partner_id}/api-keys`,
-    access: { table: 'readWrite', kms: ['encrypt'] },
+    access: { table: 'items', kms: ['encrypt'] },
   },
-  { name: 'admin-api-keys-create', method: 'POST', path: `${API_PREFIX}/admin/api-keys`, access: { table: 'readWrite', kms: ['encrypt'] } },
+  { name: 'admin-api-keys-create', method: 'POST', path: `${API_PREFIX}/admin/api-keys`, access: { table: 'items', kms: ['encrypt'] } },
   { name: 'admin-api-keys-delete', method: 'DELETE', path: `${API_PREFIX}/admin/api-keys/{key_id}`, access: readWrite },
 
   { name: 'clients-create', method: 'POST', path: `${API_PREFIX}/clients`, access: partnerMutation },
@@ -99,7 +101,7 @@ const declaredRoutes: readonly RouteDefinition[] = [
     name: 'admin-webhook-endpoints-create',
     method: 'POST',
     path: `${API_PREFIX}/admin/partners/{partner_id}/webhook-endpoints`,
-    access: { table: 'readWrite', kms: ['encrypt'] },
+    access: { table: 'items', kms: ['encrypt'] },
   },
   { name: 'admin-webhook-endpoints-list', method: 'GET', path: `${API_PREFIX}/admin/partners/{partner_id}/webhook-endpoints`, access: read },
   {
@@ -109,7 +111,7 @@ const declaredRoutes: readonly RouteDefinition[] = [
     access: readWrite,
   },
   { name: 'admin-webhook-deliveries-list', method: 'GET', path: `${API_PREFIX}/admin/partners/{partner_id}/webhook-deliveries`, access: list },
-  { name: 'admin-webhook-deliveries-resend', method: 'POST', path: `${API_PREFIX}/admin/webhook-deliveries/{id}/resend`, access: readWrite },
+  { name: 'admin-webhook-deliveries-resend', method: 'POST', path: `${API_PREFIX}/admin/webhook-deliveries/{id}/resend`, access: write },
   { name: 'admin-audit-events-list', method: 'GET', path: `${API_PREFIX}/admin/audit-events`, access: list },
 
   // Settlement (interface-spec.md; decisions.md §7): API key only. A run queries the settlement index and writes

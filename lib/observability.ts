@@ -17,10 +17,13 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import { config } from './config';
+import { METRICS_NAMESPACE } from './metrics-namespace';
+
+export { METRICS_NAMESPACE };
 
 export const logger = new Logger({ serviceName: config.SERVICE_NAME, logLevel: config.LOG_LEVEL });
 export const tracer = new Tracer({ serviceName: config.SERVICE_NAME, captureHTTPsRequests: true });
-export const metrics = new Metrics({ serviceName: config.SERVICE_NAME, namespace: 'PartnerPayments' });
+export const metrics = new Metrics({ serviceName: config.SERVICE_NAME, namespace: METRICS_NAMESPACE });
 
 /** `client` with X-Ray instrumentation of its calls when tracing is on (in Lambda); `client` itself otherwise. */
 export const traced = <Client>(client: Client): Client => tracer.captureAWSv3Client(client);

@@ -1,13 +1,14 @@
 /**
  * The HTTP API: one Lambda per route of `infra/routes.ts` (the table the local runtime serves too), plus the
  * `$default` route for paths no route serves. Each function gets exactly the access its route declares. A route
- * marked `functionUrl` (the processor webhook) also gets a Lambda function URL, auth NONE. The settlement schedule,
- * which is no route, is the settlement stack's.
+ * marked `functionUrl` (the processor webhook) also gets a Lambda function URL, auth NONE, and its function a
+ * reserved concurrency (`processorWebhookConcurrency`), so a flood on the public URL cannot take the account's whole
+ * concurrency. The settlement schedule, which is no route, is the settlement stack's.
  *
  * In front of the functions: a stage-wide throttle and an access log; on the admin routes, when the admin token
  * issuer is configured, a JWT authorizer checking the same issuer and audience as the functions' own check (which
- * stays: the authorizer only turns away a bad token before a function runs). Alarms on the 5xx rate and on failed
- * payouts notify the alarm topic.
+ * stays: the authorizer only turns away a bad token before a function runs). Alarms on the API's 5xx rate, on the
+ * function URL's 5xx rate (traffic the API's metrics never see) and on failed payouts notify the alarm topic.
  */
 import { CfnOutput, Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { type CfnStage, HttpApi, HttpMethod, HttpRoute, HttpRouteKey } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -23,7 +24,7 @@ import { FunctionUrlAuthType, type Function } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { API_PREFIX, FUNCTION_TIMEOUT_SECONDS, fallbackRoute, routes, type RouteAccess, type RouteDefinition } from '../routes';
-import type { ApiThrottleSettings, RailSettings, SettlementCutoff } from './deploy-settings';
+import { type AdminAuthSettings, type ApiThrottleSettings, DEFAULT_PROCESSOR_WEBHOOK_CONCURRENCY, type RailSettings, type SettlementCutoff } from './deploy-settings';
 import { acknowledgeFunctionFindings } from './nag-findings';
 import { METRICS_NAMESPACE, SERVICE_NAME } from './observability';
 import { serviceFunction } from './service-function';
@@ -32,7 +33,7 @@ import { grantTableAccess } from './table-access';
 /** The stage throttle when the app gives none (`deploy-settings.ts` reads `apiThrottleRate`, `apiThrottleBurst`). */
 const DEFAULT_THROTTLE: ApiThrottleSettings = { rateLimit: 100, burstLimit: 200 };
 
-/** The 5xx alarm: at least this percentage of requests answered 5xx in a 5-minute period. */
+/** The 5xx alarms (the API's, a function URL's): at least this percentage of requests answered 5xx in a 5-minute period. */
 const SERVER_ERROR_RATE_PERCENT = 5;
 
 /** The admin API (decisions.md §2): everything under `/admin/`. */
@@ -74,9 +75,11 @@ export interface ApiStackProps extends StackProps {
   /** Which succeeded transactions a run settles (decisions.md §1): for the function that runs settlement. */
   settlementCutoff: SettlementCutoff;
   /** Admin bearer token verification (decisions.md §2); unset, the admin functions refuse to start. */
-  adminAuth?: { jwksUrl: string; issuer: string; audience: string } | undefined;
+  adminAuth?: AdminAuthSettings | undefined;
   /** The stage-wide throttle; unset, 100 requests per second with bursts of 200. */
   throttle?: ApiThrottleSettings;
+  /** Reserved concurrency of each function with a function URL (the processor webhook); unset, 50. */
+  processorWebhookConcurrency?: number;
   /** Where the alarms send their notifications. */
   alarmTopic: ITopic;
 }
@@ -99,15 +102,19 @@ export class ApiStack extends Stack {
           });
 
     const functions = new Map<string, Function>();
+    const urlFunctions: Array<{ name: string; fn: Function }> = [];
     for (const route of routes) {
       let fn = functions.get(route.name);
       if (fn === undefined) {
-        fn = this.createFunction(route.name, route.access, props);
+        // A public function URL has no API throttle in front of it: its function's concurrency is capped instead.
+        const reservedConcurrency = route.functionUrl === true ? (props.processorWebhookConcurrency ?? DEFAULT_PROCESSOR_WEBHOOK_CONCURRENCY) : undefined;
+        fn = this.createFunction(route.name, route.access, props, reservedConcurrency);
         functions.set(route.name, fn);
         if (route.functionUrl === true) {
           // The processor's webhook endpoint: it authenticates by the event signature, so the URL has no IAM auth.
           const url = fn.addFunctionUrl({ authType: FunctionUrlAuthType.NONE });
           new CfnOutput(this, `FunctionUrl-${route.name}`, { value: url.url });
+          urlFunctions.push({ name: route.name, fn });
         }
       }
       const authorizer = isAdminRoute(route) ? adminAuthorizer : undefined;
@@ -127,7 +134,7 @@ export class ApiStack extends Stack {
     });
     Validations.of(fallbackHttpRoute).acknowledge({ id: 'AwsSolutions-APIG4', reason: selfAuthenticated({ ...fallbackRoute, path: '$default' }) });
 
-    this.addAlarms(props.alarmTopic);
+    this.addAlarms(props.alarmTopic, urlFunctions);
     new CfnOutput(this, 'ApiUrl', { value: `${this.api.apiEndpoint}/api/v1` });
   }
 
@@ -151,7 +158,7 @@ export class ApiStack extends Stack {
     };
   }
 
-  private addAlarms(topic: ITopic): void {
+  private addAlarms(topic: ITopic, urlFunctions: ReadonlyArray<{ name: string; fn: Function }>): void {
     const period = Duration.minutes(5);
     const serverErrors = new Alarm(this, 'ServerErrorRateAlarm', {
       alarmDescription: `At least ${SERVER_ERROR_RATE_PERCENT}% of API requests answered 5xx in 5 minutes (see the functions' logs by request id)`,
@@ -181,13 +188,36 @@ export class ApiStack extends Stack {
       evaluationPeriods: 1,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
-    for (const alarm of [serverErrors, payoutFailures]) alarm.addAlarmAction(new SnsAction(topic));
+    // A function URL's requests never pass the API, so its 5xx are in Lambda's own URL metrics (AWS/Lambda
+    // Url5xxCount and UrlRequestCount, by FunctionName). They count what the function answered 5xx and also what it
+    // never answered (a crash, a timeout); the chain's EMF ServerErrors counts only the former, of every function together.
+    const urlServerErrors = urlFunctions.map(
+      ({ name, fn }) =>
+        new Alarm(this, `FunctionUrlServerErrorRateAlarm-${name}`, {
+          alarmDescription: `At least ${SERVER_ERROR_RATE_PERCENT}% of ${name} function URL requests answered 5xx in 5 minutes (see the ${name} logs; the processor retries its events)`,
+          metric: new MathExpression({
+            expression: 'IF(requests > 0, 100 * serverErrors / requests, 0)',
+            usingMetrics: {
+              serverErrors: fn.metric('Url5xxCount', { period, statistic: 'Sum' }),
+              requests: fn.metric('UrlRequestCount', { period, statistic: 'Sum' }),
+            },
+            period,
+            label: `${name} function URL 5xx rate (%)`,
+          }),
+          threshold: SERVER_ERROR_RATE_PERCENT,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+    );
+    for (const alarm of [serverErrors, ...urlServerErrors, payoutFailures]) alarm.addAlarmAction(new SnsAction(topic));
   }
 
-  private createFunction(name: string, access: RouteAccess, props: ApiStackProps): Function {
+  private createFunction(name: string, access: RouteAccess, props: ApiStackProps, reservedConcurrentExecutions?: number): Function {
     const { table, secretsKey, processorSecret, cursorSecret, railsSecret, rails, settlementCutoff, adminAuth } = props;
     const fn = serviceFunction(this, name, {
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS,
+      ...(reservedConcurrentExecutions === undefined ? {} : { reservedConcurrentExecutions }),
       environment: {
         TABLE_NAME: table.tableName,
         KMS_KEY_ID: secretsKey.keyArn,

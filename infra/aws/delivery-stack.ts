@@ -23,6 +23,7 @@ import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { BACKGROUND_TABLE_ACTIONS } from '../table-grants';
 import { DELIVERY_QUEUE, OUTBOX_RELAY, OUTBOX_SWEEP } from '../webhook-delivery';
 import { acknowledgeFunctionFindings } from './nag-findings';
 import { serviceFunction } from './service-function';
@@ -83,8 +84,9 @@ export class DeliveryStack extends Stack {
         maxConcurrency: DELIVERY_QUEUE.maxConcurrency,
       }),
     );
-    // Reads the delivery and its endpoint, claims and records attempts (an update and an audit put, in one transaction).
-    consumer.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], resources: [table.tableArn] }));
+    consumer.addToRolePolicy(
+      new PolicyStatement({ actions: BACKGROUND_TABLE_ACTIONS['webhook-delivery'].map((action) => `dynamodb:${action}`), resources: [table.tableArn] }),
+    );
     secretsKey.grantDecrypt(consumer);
     deliveryQueue.grantSendMessages(consumer);
 

@@ -7,6 +7,8 @@
  * | Context key | Becomes | Default |
  * |---|---|---|
  * | `stage` | `dev` or `prod`: what the stateful stack keeps when deleted (`stageSetting`) | none: required |
+ * | `adminJwksUrl`, `adminJwtIssuer`, `adminJwtAudience` | the admin token issuer: the functions' check and the admin routes' JWT authorizer | none; required in `prod` |
+ * | `processorWebhookConcurrency` | the reserved concurrency of the processor webhook function (its function URL is public) | 50 |
  * | `apiThrottleRate`, `apiThrottleBurst` | the HTTP API stage's steady requests per second and burst, every route together | 100, 200 |
  * | `alarmEmail` | an email subscription to the alarm topic (confirm it from the mail AWS sends) | none |
  * | `settlementSchedule` | the EventBridge schedule of the settlement run (`SETTLEMENT_SCHEDULE`) | `cron(0 1 * * ? *)`: daily, 01:00 UTC |
@@ -60,6 +62,62 @@ export function stageSetting(scope: IConstruct): Stage {
   if (stage === undefined) throw new Error(`context stage: required, ${STAGES.map((name) => `-c stage=${name}`).join(' or ')}`);
   if (!STAGES.includes(stage as Stage)) throw new Error(`context stage: expected ${STAGES.join(' or ')}, got "${stage}"`);
   return stage as Stage;
+}
+
+/** The admin token issuer (decisions.md §2): the functions verify admin bearer tokens against it. */
+export interface AdminAuthSettings {
+  jwksUrl: string;
+  issuer: string;
+  audience: string;
+}
+
+const ADMIN_AUTH_KEYS = { jwksUrl: 'adminJwksUrl', issuer: 'adminJwtIssuer', audience: 'adminJwtAudience' } as const;
+
+/** The admin token settings not given (or empty), by context key. */
+export function missingAdminAuthSettings(scope: IConstruct): string[] {
+  return Object.values(ADMIN_AUTH_KEYS).filter((key) => (contextString(scope, key)?.trim() ?? '') === '');
+}
+
+/**
+ * The admin token issuer (`-c adminJwksUrl=... -c adminJwtIssuer=... -c adminJwtAudience=...`), all three or none.
+ * Required in `prod`: without it the admin routes have no authorizer and every admin function refuses to start,
+ * so production would deploy without an admin API; the synth stops instead, naming the missing keys. In `dev` a
+ * missing one leaves the admin API off (the caller warns).
+ */
+export function adminAuthSettings(scope: IConstruct, stage: Stage): AdminAuthSettings | undefined {
+  const missing = missingAdminAuthSettings(scope);
+  if (missing.length > 0) {
+    if (stage === 'prod') {
+      throw new Error(
+        `context ${missing.join(', ')}: required for stage prod (the admin token issuer, all three of adminJwksUrl, adminJwtIssuer, adminJwtAudience); ` +
+          'without them the admin routes would have no authorizer and the admin functions would refuse to start',
+      );
+    }
+    return undefined;
+  }
+  const value = (key: string) => contextString(scope, key)?.trim() ?? '';
+  return { jwksUrl: value(ADMIN_AUTH_KEYS.jwksUrl), issuer: value(ADMIN_AUTH_KEYS.issuer), audience: value(ADMIN_AUTH_KEYS.audience) };
+}
+
+/**
+ * The processor webhook's reserved concurrency when the context gives none: room for the processor's bursts of
+ * events (it retries what is throttled), and a cap that leaves the rest of the account's concurrency to the API.
+ */
+export const DEFAULT_PROCESSOR_WEBHOOK_CONCURRENCY = 50;
+
+/**
+ * The reserved concurrency of the processor webhook function (`-c processorWebhookConcurrency=50`). Its function
+ * URL is public (auth NONE: the function checks the signature) and has no API throttle in front of it, so a flood
+ * of requests, signed or not, could otherwise take the account's whole concurrency and starve every other
+ * function; with it, the flood is throttled (429) at this many at once, and only this function's. Throws unless a
+ * positive integer (0 would stop the function altogether). Lambda refuses a deploy that would leave the account
+ * fewer than 100 unreserved executions.
+ */
+export function processorWebhookConcurrencySetting(scope: IConstruct): number {
+  const value = contextString(scope, 'processorWebhookConcurrency');
+  if (value === undefined) return DEFAULT_PROCESSOR_WEBHOOK_CONCURRENCY;
+  if (!/^[1-9][0-9]*$/.test(value)) throw new Error(`context processorWebhookConcurrency: expected a positive integer, got "${value}"`);
+  return Number(value);
 }
 
 /** Where alarms also send an email (`-c alarmEmail=oncall@example.com`); unset, the topic has no subscription. */

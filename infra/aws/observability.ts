@@ -6,8 +6,8 @@
 /** Powertools' service name (`SERVICE_NAME`, lib/config.ts): the `service` dimension of every EMF metric. */
 export const SERVICE_NAME = 'partner-payments';
 
-/** The namespace of the service's EMF metrics (lib/observability.ts). */
-export const METRICS_NAMESPACE = 'PartnerPayments';
+/** The namespace of the service's EMF metrics: the functions' own constant (lib/metrics-namespace.ts), not a copy. */
+export { METRICS_NAMESPACE } from '../../lib/metrics-namespace';
 
 /** The Powertools settings every function gets (`service-function.ts` sets them): its service name and log level. */
 export const powertoolsEnvironment: Record<string, string> = { SERVICE_NAME, LOG_LEVEL: 'INFO' };

@@ -5,7 +5,16 @@
 import { Annotations, type App } from 'aws-cdk-lib';
 import { ApiStack } from './api-stack';
 import { DeliveryStack } from './delivery-stack';
-import { alarmEmailSetting, apiThrottleSettings, railSettings, settlementSettings, stageSetting } from './deploy-settings';
+import {
+  adminAuthSettings,
+  alarmEmailSetting,
+  apiThrottleSettings,
+  missingAdminAuthSettings,
+  processorWebhookConcurrencySetting,
+  railSettings,
+  settlementSettings,
+  stageSetting,
+} from './deploy-settings';
 import { SettlementStack } from './settlement-stack';
 import { StatefulStack } from './stateful-stack';
 
@@ -16,16 +25,16 @@ export interface ServiceStacks {
   settlement: SettlementStack;
 }
 
-/** Adds `PartnerPayments-Stateful`, `-Api`, `-Delivery` and `-Settlement` to `app`, warning about unset settings. */
+/**
+ * Adds `PartnerPayments-Stateful`, `-Api`, `-Delivery` and `-Settlement` to `app`, warning about unset settings.
+ * Throws on a bad setting, and in `prod` on missing admin token settings (`deploy-settings.ts`).
+ */
 export function addServiceStacks(app: App): ServiceStacks {
   const env = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
   const stage = stageSetting(app);
   const stateful = new StatefulStack(app, 'PartnerPayments-Stateful', { env, stage, alarmEmail: alarmEmailSetting(app) });
-  /** Admin token issuer: `npx cdk deploy -c adminJwksUrl=... -c adminJwtIssuer=... -c adminJwtAudience=...`. */
-  const jwksUrl = app.node.tryGetContext('adminJwksUrl') as string | undefined;
-  const issuer = app.node.tryGetContext('adminJwtIssuer') as string | undefined;
-  const audience = app.node.tryGetContext('adminJwtAudience') as string | undefined;
-  const adminAuth = jwksUrl && issuer && audience ? { jwksUrl, issuer, audience } : undefined;
+  /** Admin token issuer: `npx cdk deploy -c adminJwksUrl=... -c adminJwtIssuer=... -c adminJwtAudience=...` (required in prod). */
+  const adminAuth = adminAuthSettings(app, stage);
   /** Rails and settlement: `-c railAApiBase=https://... -c settlementSchedule='rate(6 hours)' ...` (checked here, see deploy-settings.ts). */
   const rails = railSettings(app);
   const settlement = settlementSettings(app);
@@ -40,6 +49,7 @@ export function addServiceStacks(app: App): ServiceStacks {
     settlementCutoff: settlement.cutoff,
     adminAuth,
     throttle: apiThrottleSettings(app),
+    processorWebhookConcurrency: processorWebhookConcurrencySetting(app),
     alarmTopic: stateful.alarmTopic,
   });
   const delivery = new DeliveryStack(app, 'PartnerPayments-Delivery', {
@@ -60,7 +70,7 @@ export function addServiceStacks(app: App): ServiceStacks {
   if (adminAuth === undefined) {
     Annotations.of(api).addWarningV2(
       'partner-payments:admin-auth',
-      'Admin auth is not configured (context adminJwksUrl, adminJwtIssuer, adminJwtAudience): admin routes will refuse to start.',
+      `Admin auth is not configured (context ${missingAdminAuthSettings(app).join(', ')} missing; all three of adminJwksUrl, adminJwtIssuer, adminJwtAudience are needed): admin routes will refuse to start. Stage prod refuses to synthesise without them.`,
     );
   }
   if (rails.railAApiBase === undefined || rails.railBApiBase === undefined) {

@@ -19,6 +19,7 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { SettlementSettings } from './deploy-settings';
 import { SETTLEMENT_RUN_TIMEOUT_SECONDS } from '../routes';
+import { BACKGROUND_TABLE_ACTIONS } from '../table-grants';
 import { acknowledgeFunctionFindings } from './nag-findings';
 import { serviceFunction } from './service-function';
 import { grantTableAccess } from './table-access';
@@ -54,7 +55,7 @@ export class SettlementStack extends Stack {
       reservedConcurrentExecutions: 1,
       environment: { TABLE_NAME: table.tableName, KMS_KEY_ID: secretsKey.keyArn, SETTLEMENT_CUTOFF: settlement.cutoff },
     });
-    grantTableAccess(table, run, 'items');
+    grantTableAccess(table, run, BACKGROUND_TABLE_ACTIONS['settlement-scheduled']);
     acknowledgeFunctionFindings(run, table);
     // Lambda's own retries of a failed (or throttled) asynchronous invocation.
     run.configureAsyncInvoke({ retryAttempts: RETRY_ATTEMPTS, maxEventAge: MAX_EVENT_AGE });

@@ -1,27 +1,16 @@
 /**
- * The one mapping from a function's declared table access (`RouteAccess.table`, infra/routes.ts) to IAM, shared by
- * the API stack (HTTP functions) and the settlement stack (the scheduled run), so `items` means the same everywhere.
+ * The one mapping from a function's table actions (`table-grants.ts`) to IAM, shared by the API stack (HTTP
+ * functions), the delivery stack and the settlement stack (the scheduled run), so a profile means the same everywhere.
  */
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
-import type { RouteAccess } from '../routes';
+import { TABLE_ACCESS, type TableAccess, type TableAction } from '../table-grants';
 
-/** Grants `grantee` exactly `access` on the table and its indexes (least privilege). */
-export function grantTableAccess(table: ITableV2, grantee: IGrantable, access: NonNullable<RouteAccess['table']>): void {
-  switch (access) {
-    case 'describe':
-      table.grant(grantee, 'dynamodb:DescribeTable');
-      return;
-    case 'read':
-      table.grantReadData(grantee);
-      return;
-    case 'items':
-      // Read items (one at a time, by Query, or in a BatchGetItem: the payee's partner and client, the transactions
-      // an adjustment reverses) and write them in transactions; never Scan, DeleteItem or BatchWriteItem.
-      table.grant(grantee, 'dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem');
-      return;
-    case 'readWrite':
-      table.grantReadWriteData(grantee);
-      return;
-  }
+/**
+ * Grants `grantee` exactly `access` (a profile, or the action list of a background function) on the table and
+ * its indexes, and nothing else: no Scan, no BatchWriteItem, no stream read unless listed.
+ */
+export function grantTableAccess(table: ITableV2, grantee: IGrantable, access: TableAccess | readonly TableAction[]): void {
+  const actions = typeof access === 'string' ? TABLE_ACCESS[access] : access;
+  if (actions.length > 0) table.grant(grantee, ...actions.map((action) => `dynamodb:${action}`));
 }

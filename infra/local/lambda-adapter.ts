@@ -126,6 +126,14 @@ class ConcurrentInvokeStore extends InvokeStoreBase {
 const invokeStore = new ConcurrentInvokeStore();
 ((globalThis as { awslambda?: { InvokeStore?: unknown } }).awslambda ??= {}).InvokeStore = invokeStore;
 
+/** Where an invocation's scope holds the name of the function invoked (for the local table grants, `table-grants.ts`). */
+const FUNCTION_NAME = Symbol('functionName');
+
+/** The function whose invocation the caller runs in, or undefined outside any invocation (a test's own setup). */
+export function invokedFunctionName(): string | undefined {
+  return invokeStore.getContext()?.[FUNCTION_NAME] as string | undefined;
+}
+
 /** One invocation of `handler`, as Lambda makes it: a fresh context (deadline `timeoutMs` from now) and invoke scope. */
 export function invokeFunction<Event, Result>(
   handler: (event: Event, context: Context) => Promise<Result>,
@@ -134,7 +142,7 @@ export function invokeFunction<Event, Result>(
   timeoutMs: number,
 ): Promise<Result> {
   const context = lambdaContext(functionName, timeoutMs);
-  const scope = { [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: context.awsRequestId };
+  const scope = { [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: context.awsRequestId, [FUNCTION_NAME]: functionName };
   return invokeStore.run(scope, () => handler(event, context));
 }
 

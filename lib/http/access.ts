@@ -27,7 +27,7 @@ import { getPartner } from '../store/partners';
 import { countRequest, rateLimitClock } from '../store/rate-limits';
 import type { ChainMiddleware, ChainRequest } from './middlewares';
 import { errorResult, toHttpResponse } from './response';
-import type { RequestState } from './types';
+import type { IdempotencyLease, RequestState } from './types';
 
 /** `Authorization: Bearer <jwt>` with `role: admin`. The verifier is built at cold start. */
 export function adminToken(): ChainMiddleware {
@@ -172,7 +172,8 @@ const IN_FLIGHT_RETRY_AFTER_MS = 1_000;
  * outcome the operation reached (2xx, and its business answers such as 409 CLIENT_EXISTS or 404
  * CLIENT_NOT_FOUND); releases the key instead for what a retry may see differently: a validation failure (400
  * VALIDATION_ERROR; a body too large never gets this far: its size is checked before any access step), an auth or permission refusal
- * (401/403, e.g. a partner since reactivated), and a 5xx.
+ * (401/403, e.g. a partner since reactivated), and a 5xx. A failure to store or release changes no answer
+ * ({@link settleKey}).
  */
 export function idempotency(): ChainMiddleware {
   return {
@@ -202,8 +203,7 @@ export function idempotency(): ChainMiddleware {
       const response = request.response;
       if (lease === undefined || response === undefined || response === null) return;
       const statusCode = response.statusCode ?? 200;
-      if (statusCode >= 500) await releaseIdempotencyKey(lease);
-      else await completeIdempotencyKey(lease, { statusCode, body: response.body ?? '' });
+      await settleKey(lease, statusCode >= 500 ? 'release' : { statusCode, body: response.body ?? '' });
     },
     onError: async (request: ChainRequest) => {
       const lease = request.context.svc?.idempotency;
@@ -211,10 +211,38 @@ export function idempotency(): ChainMiddleware {
       const result = errorResult(request.error);
       const isValidationFailure = request.error instanceof ServiceError && request.error.code === 'VALIDATION_ERROR';
       const isRefusal = result.status === 401 || result.status === 403;
-      if (result.status >= 500 || isValidationFailure || isRefusal) await releaseIdempotencyKey(lease);
-      else await completeIdempotencyKey(lease, { statusCode: result.status, body: JSON.stringify(result.body) });
+      const release = result.status >= 500 || isValidationFailure || isRefusal;
+      await settleKey(lease, release ? 'release' : { statusCode: result.status, body: JSON.stringify(result.body) });
     },
   };
+}
+
+/**
+ * Completes the key with the outcome the request reached, or releases it; never throws. Recording an outcome
+ * must not change the outcome (the table may be gone by now: DynamoDB killed mid-request):
+ *
+ * - The operation succeeded (or reached a business answer) but the response could not be stored: the caller
+ *   gets that answer, not a 5xx. The work is done (a transaction exists); an error would tell the caller it
+ *   failed, and a caller who then retries under a new key would make a second one. The record stays
+ *   `in_progress` until its lease runs out (a retry meanwhile: 409 IDEMPOTENCY_KEY_IN_USE); after that a retry
+ *   with the same key runs the handler again, which finds its own earlier writes instead of repeating them
+ *   (checkout and initialize reserve their `svc_tx_id` under the idempotency scope and write the transaction
+ *   conditionally, and the processor call is keyed by that `svc_tx_id`; attaching the same intent again answers
+ *   the same result; a client create answers 409 CLIENT_EXISTS). The retry gets the same transaction, not
+ *   marked as a replay.
+ * - The operation failed and the key cannot be released: the caller gets the mapped error of the failure
+ *   itself (503 SERVICE_UNAVAILABLE with `Retry-After` for an unreachable table), never a bare 500; the key
+ *   frees itself when its lease runs out.
+ */
+async function settleKey(lease: IdempotencyLease, outcome: StoredResponse | 'release'): Promise<void> {
+  try {
+    if (outcome === 'release') await releaseIdempotencyKey(lease);
+    else await completeIdempotencyKey(lease, outcome);
+  } catch (error) {
+    const message = outcome === 'release' ? 'Idempotency key not released' : 'Idempotency response not stored; the answer is sent anyway';
+    logger.error(`${message}: the key stays in progress until its lease runs out`, { error: error as Error });
+    countMetric('IdempotencyRecordFailures');
+  }
 }
 
 /** The first response again, marked: `idempotentReplay: true` in the body, `Idempotent-Replayed: true` header. */

@@ -43,21 +43,37 @@ export function verifyStripeEvent(
 ): ProcessorEvent {
   if (signatureHeader === undefined || signatureHeader.trim() === '') throw errors.processorSignatureMissing();
   if (webhookSecret === undefined) throw errors.processorWebhookSecretMissing();
+  verifySignature(rawBody, signatureHeader, webhookSecret, nowMs);
   let parsed: unknown;
   try {
-    // The SDK verifies first and only then parses the body: a failure of either is told apart below.
-    parsed = Stripe.webhooks.constructEvent(rawBody, signatureHeader, webhookSecret, SIGNATURE_TOLERANCE_SECONDS, undefined, nowMs);
-  } catch (error) {
-    if (error instanceof Stripe.errors.StripeSignatureVerificationError) throw errors.processorSignatureInvalid();
-    // Verified, but not JSON (SyntaxError), or not an event the SDK will hand back (a thin v2 notification).
+    parsed = JSON.parse(rawBody);
+  } catch {
     throw errors.invalidWebhookJson();
   }
-  // The SDK bounds only a signature's age: one dated in the future would stay replayable until then.
-  if (signedAt(signatureHeader) * 1000 > nowMs + SIGNATURE_TOLERANCE_SECONDS * 1000) throw errors.processorSignatureInvalid();
+  // A thin (v2) event notification is not an event the service reads: what the SDK's constructEvent refuses too.
+  if (isObject(parsed) && parsed.object === 'v2.core.event') throw errors.invalidWebhookJson();
   if (!isObject(parsed) || nonEmptyString(parsed.id) === undefined || nonEmptyString(parsed.type) === undefined) {
     throw errors.invalidWebhookJson();
   }
   return toProcessorEvent(parsed.id as string, parsed.type as string, isObject(parsed.data) ? parsed.data.object : undefined);
+}
+
+/**
+ * The signature step alone, with the SDK's own verifier (`verifyHeader`: the step `constructEvent` runs before it
+ * parses). Any failure of it is PROCESSOR_SIGNATURE_INVALID, whatever the SDK throws: for some malformed headers
+ * (`t=1,v1=`, an empty signature) it throws a plain Error rather than its StripeSignatureVerificationError, and
+ * such a header must never be taken for a verified body that is not JSON.
+ */
+function verifySignature(rawBody: string, signatureHeader: string, webhookSecret: string, nowMs: number): void {
+  const verifier = Stripe.webhooks.signature;
+  if (verifier === null) throw new Error("the stripe SDK's webhook signature helper is missing");
+  try {
+    verifier.verifyHeader(rawBody, signatureHeader, webhookSecret, SIGNATURE_TOLERANCE_SECONDS, undefined, nowMs);
+  } catch {
+    throw errors.processorSignatureInvalid();
+  }
+  // The SDK bounds only a signature's age: one dated in the future would stay replayable until then.
+  if (signedAt(signatureHeader) * 1000 > nowMs + SIGNATURE_TOLERANCE_SECONDS * 1000) throw errors.processorSignatureInvalid();
 }
 
 /** The `t=` of a signature header the SDK accepted (so it has one). */

@@ -5,7 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
-type Resource = { Type: string; DeletionPolicy?: string; Properties: { Replicas?: Array<{ DeletionProtectionEnabled?: boolean }> } };
+type Resource = {
+  Type: string;
+  DeletionPolicy?: string;
+  Properties: { Replicas?: Array<{ DeletionProtectionEnabled?: boolean }>; ReservedConcurrentExecutions?: number };
+};
 
 /** `npx cdk synth` with these `-c` settings: every stack's template, by stack name. */
 async function synth(context: string[]): Promise<Record<string, { Resources: Record<string, Resource> }>> {
@@ -43,11 +47,22 @@ describe('npx cdk synth', () => {
       'apiThrottleRate=50',
       'apiThrottleBurst=100',
       'alarmEmail=oncall@example.com',
+      'processorWebhookConcurrency=20',
     ]);
 
     for (const template of Object.values(templates)) expect(Object.keys(template.Resources).length).toBeGreaterThan(0);
     expect(tableOf(templates)).toMatchObject({ DeletionPolicy: 'Retain', Properties: { Replicas: [{ DeletionProtectionEnabled: true }] } });
     expect(Object.values(templates['PartnerPayments-Api']?.Resources ?? {}).filter((resource) => resource.Type === 'AWS::ApiGatewayV2::Authorizer')).toHaveLength(1);
+    const reserved = Object.entries(templates['PartnerPayments-Api']?.Resources ?? {}).filter(
+      ([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.ReservedConcurrentExecutions !== undefined,
+    );
+    expect(reserved.map(([id, resource]) => [id, resource.Properties.ReservedConcurrentExecutions])).toEqual([[expect.stringMatching(/^Fnprocessorwebhook/), 20]]);
+  }, 180_000);
+
+  it('refuses to synthesise prod without the admin token settings, naming the missing ones', async () => {
+    await expect(synth(['stage=prod', 'adminJwksUrl=https://issuer.example/.well-known/jwks.json'])).rejects.toMatchObject({
+      stderr: expect.stringContaining('context adminJwtIssuer, adminJwtAudience: required for stage prod'),
+    });
   }, 180_000);
 
   it('refuses to synthesise without a stage, or with one other than dev or prod, naming the setting', async () => {

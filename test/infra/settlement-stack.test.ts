@@ -5,7 +5,15 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { alarmEmailSetting, apiThrottleSettings, railSettings, settlementSettings, stageSetting } from '../../infra/aws/deploy-settings';
+import {
+  adminAuthSettings,
+  alarmEmailSetting,
+  apiThrottleSettings,
+  processorWebhookConcurrencySetting,
+  railSettings,
+  settlementSettings,
+  stageSetting,
+} from '../../infra/aws/deploy-settings';
 import { SettlementStack } from '../../infra/aws/settlement-stack';
 import { StatefulStack } from '../../infra/aws/stateful-stack';
 
@@ -188,6 +196,50 @@ describe('deploy-time stage, alarm and throttle settings', () => {
     expect(apiThrottleSettings(new App({ context: { apiThrottleRate: '50', apiThrottleBurst: '80' } }))).toEqual({ rateLimit: 50, burstLimit: 80 });
     expect(() => apiThrottleSettings(new App({ context: { apiThrottleRate: '0' } }))).toThrow(/apiThrottleRate/);
     expect(() => apiThrottleSettings(new App({ context: { apiThrottleRate: '100', apiThrottleBurst: '10' } }))).toThrow(/apiThrottleBurst/);
+  });
+});
+
+describe('deploy-time admin token settings', () => {
+  const ADMIN_AUTH = {
+    adminJwksUrl: 'https://issuer.example/.well-known/jwks.json',
+    adminJwtIssuer: 'https://issuer.example/',
+    adminJwtAudience: 'partner-payments-admin',
+  };
+
+  it('takes all three in either stage', () => {
+    for (const stage of ['dev', 'prod'] as const) {
+      expect(adminAuthSettings(new App({ context: ADMIN_AUTH }), stage)).toEqual({
+        jwksUrl: 'https://issuer.example/.well-known/jwks.json',
+        issuer: 'https://issuer.example/',
+        audience: 'partner-payments-admin',
+      });
+    }
+  });
+
+  it('refuses prod without them, naming each missing key (an admin API that refuses to start is no production deploy)', () => {
+    expect(() => adminAuthSettings(new App(), 'prod')).toThrow('context adminJwksUrl, adminJwtIssuer, adminJwtAudience: required for stage prod');
+    const { adminJwtAudience: _left, ...twoOfThree } = ADMIN_AUTH;
+    expect(() => adminAuthSettings(new App({ context: { ...twoOfThree, adminJwtIssuer: ' ' } }), 'prod')).toThrow(
+      'context adminJwtIssuer, adminJwtAudience: required for stage prod',
+    );
+  });
+
+  it('leaves dev without an admin API when one is missing (the app warns)', () => {
+    expect(adminAuthSettings(new App(), 'dev')).toBeUndefined();
+    expect(adminAuthSettings(new App({ context: { adminJwksUrl: ADMIN_AUTH.adminJwksUrl } }), 'dev')).toBeUndefined();
+  });
+});
+
+describe('deploy-time processor webhook concurrency', () => {
+  it('reserves 50 by default, or the positive integer given', () => {
+    expect(processorWebhookConcurrencySetting(new App())).toBe(50);
+    expect(processorWebhookConcurrencySetting(new App({ context: { processorWebhookConcurrency: '20' } }))).toBe(20);
+  });
+
+  it.each(['0', '-5', '2.5', 'fifty', ''])('refuses %j at synth, naming the setting', (value) => {
+    expect(() => processorWebhookConcurrencySetting(new App({ context: { processorWebhookConcurrency: value } }))).toThrow(
+      /context processorWebhookConcurrency: expected a positive integer/,
+    );
   });
 });
 

@@ -440,6 +440,40 @@ describe('API stack', () => {
     });
   });
 
+  it('alarms on the processor webhook function URL’s 5xx rate (its requests never reach the API’s metrics), notifying the alarm topic', () => {
+    // Arrange
+    const webhookId = Object.keys(api.findResources('AWS::Lambda::Function')).find((id) => /^Fnprocessorwebhook[A-F0-9]{8}$/.test(id));
+    const urlMetric = (metricName: string) =>
+      Match.objectLike({
+        MetricStat: Match.objectLike({
+          Metric: { Namespace: 'AWS/Lambda', MetricName: metricName, Dimensions: [{ Name: 'FunctionName', Value: { Ref: webhookId } }] },
+          Stat: 'Sum',
+          Period: 300,
+        }),
+      });
+
+    // Assert
+    expect(webhookId).toBeDefined();
+    api.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Expression: Match.stringLikeRegexp('serverErrors') }),
+        urlMetric('Url5xxCount'),
+        urlMetric('UrlRequestCount'),
+      ]),
+      Threshold: 5,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: alarmActions,
+    });
+  });
+
+  it('caps the public processor webhook function’s concurrency (50 by default) and no other API function’s', () => {
+    const functions = Object.entries(api.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x' } }));
+    const reserved = functions.filter(([, fn]) => fn.Properties.ReservedConcurrentExecutions !== undefined);
+
+    expect(reserved.map(([id, fn]) => [id, fn.Properties.ReservedConcurrentExecutions])).toEqual([[expect.stringMatching(/^Fnprocessorwebhook[A-F0-9]{8}$/), 50]]);
+  });
+
   it('alarms on any failed payout (the EMF metric the pay use case counts, in the service’s namespace and dimension)', () => {
     api.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'PartnerPayments',

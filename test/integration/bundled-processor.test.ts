@@ -22,7 +22,7 @@ const suite = usePartnerSuite();
 const bundles = testBundles();
 const bundled: Record<string, Handler> = {};
 beforeAll(async () => {
-  for (const name of ['transactions-checkout-intent', 'transactions-attach-intent', 'processor-webhook']) {
+  for (const name of ['transactions-checkout-intent', 'transactions-checkout-intent-v2', 'transactions-attach-intent', 'processor-webhook']) {
     bundled[name] = (await bundles.importFunction<{ handler: Handler }>(name)).handler;
   }
 }, 60_000);
@@ -66,23 +66,43 @@ const transactionBody = (money: Record<string, unknown>) => ({
 const checkout = () =>
   signedRequest('transactions-checkout-intent', '/transactions/checkout-intent', transactionBody({ amount: 49.99, currency: 'usd', email: 'buyer@example.com' }));
 
+const checkoutV2 = () =>
+  signedRequest('transactions-checkout-intent-v2', '/transactions/checkout-intent-v2', transactionBody({ amount: 20, currency: 'EUR', email: 'buyer@example.com' }));
+
+/** A checkout's answer: a pending transaction with its intent at the processor. */
+const createdTransaction = {
+  svc_tx_id: expect.stringMatching(/^svc_tx_/),
+  status: 'pending',
+  processor_payment_intent_id: expect.stringMatching(/^pi_/),
+  client_secret: expect.stringMatching(/^pi_.+_secret_/),
+};
+
+/** The intent a checkout answered with, as the processor holds it: its amount in minor units, tagged with the transaction. */
+async function expectIntent(created: { processor_payment_intent_id: string; svc_tx_id: string }, money: { amount: number; currency: string }) {
+  const intent = await stripe.paymentIntents.retrieve(created.processor_payment_intent_id);
+  expect(intent).toMatchObject({ ...money, metadata: { svc_tx_id: created.svc_tx_id } });
+}
+
 describe('the bundled processor functions (Stripe trimmed)', () => {
   it('checkout-intent creates the payment intent at the processor (paymentIntents.create)', async () => {
 
     const response = await checkout();
 
     expect(response.status).toBe(201);
-    expect(response.body).toMatchObject({
-      svc_tx_id: expect.stringMatching(/^svc_tx_/),
-      status: 'pending',
-      processor_payment_intent_id: expect.stringMatching(/^pi_/),
-      client_secret: expect.stringMatching(/^pi_.+_secret_/),
-    });
-    const intent = await stripe.paymentIntents.retrieve(response.body.processor_payment_intent_id);
-    expect(intent).toMatchObject({ amount: 4999, currency: 'usd', metadata: { svc_tx_id: response.body.svc_tx_id } });
+    expect(response.body).toMatchObject(createdTransaction);
+    await expectIntent(response.body, { amount: 4999, currency: 'usd' });
   });
 
-  it("processor-webhook verifies the processor's signed event (webhooks.constructEvent) and moves the transaction", async () => {
+  it('checkout-intent-v2 creates the payment intent at the processor too, and answers with the branding', async () => {
+
+    const response = await checkoutV2();
+
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({ ...createdTransaction, branding: { display_name: expect.stringMatching(/^Partner /), logo_url: null, brand_color: null } });
+    await expectIntent(response.body, { amount: 2000, currency: 'eur' });
+  });
+
+  it("processor-webhook verifies the processor's signed event (webhooks.signature.verifyHeader) and moves the transaction", async () => {
     const { body: created } = await checkout();
     const intentId: string = created.processor_payment_intent_id;
     await stripe.paymentIntents.confirm(intentId, { payment_method: 'pm_card_visa' });

@@ -17,6 +17,7 @@ import Stripe from 'stripe';
 import { startDynamoDbLocal } from '../../infra/local/dynamodb-local';
 import { newId } from '../../lib/domain/ids';
 import { putNewDelivery } from '../../lib/store/deliveries';
+import { pendingDelivery } from '../support/deliveries';
 import { freePort } from '../support/ports';
 import { type RunningService, serviceClient, startService, waitFor } from '../support/npm-start';
 
@@ -91,26 +92,13 @@ describe('npm start, partner webhooks', () => {
       const dynamo = await startDynamoDbLocal({ port: await freePort(), dataDir: join(dataDir, 'dynamodb') });
       const eventId = newId.partnerEvent();
       const payload = JSON.stringify({ ...JSON.parse(first.body), partner_reference: 'written-before-the-kill' });
-      const now = new Date().toISOString();
       const client = DynamoDBDocumentClient.from(
         new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
       );
       try {
-        const { Put } = putNewDelivery({
-          id: newId.webhookDelivery(),
-          eventId,
-          endpointId: created.body.id as string,
-          partnerId: partner.partnerId,
-          event: 'transaction_succeeded',
-          svcTxId: checkout.body.svc_tx_id as string,
-          payload,
-          status: 'pending',
-          attempts: 0,
-          lastHttpStatus: null,
-          lastError: null,
-          createdAt: now,
-          updatedAt: now,
-        });
+        const { Put } = putNewDelivery(
+          pendingDelivery({ eventId, endpointId: created.body.id as string, partnerId: partner.partnerId, svcTxId: checkout.body.svc_tx_id as string, payload }),
+        );
         // npm start's table (this test's configuration names the integration run's)
         await client.send(new TransactWriteCommand({ TransactItems: [{ Put: { ...Put, TableName: 'partner-payments' } }] }));
       } finally {

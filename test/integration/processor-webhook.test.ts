@@ -98,6 +98,57 @@ describe('POST /webhooks/processor: refusals (decisions.md §3)', () => {
     expect(unsignedGarbage.body.code).toBe('PROCESSOR_SIGNATURE_INVALID');
   });
 
+  it.each([
+    ['an empty v1 (the SDK throws a plain Error for it)', 't=1,v1='],
+    ['an empty t', 't=,v1=abc'],
+    ['no t', 'v1=abc'],
+    ['no v1', 't=1'],
+    ['no key=value pairs at all', ',,,'],
+    ['a long header (8 KB)', `t=1,v1=${'a'.repeat(8 * 1024)}`],
+    ['Latin-1 bytes', 't=1,v1=\u00e9\u00ff'],
+  ])('answers 400 PROCESSOR_SIGNATURE_INVALID (never INVALID_WEBHOOK_JSON) for a malformed stripe-signature: %s', async (_, header) => {
+    // Arrange: a valid event and a body that is not JSON, neither signed by this header
+    const tx = await pending();
+
+    // Act
+    const event = await post(succeeded(tx), { 'stripe-signature': header });
+    const garbage = await post('{"id": "evt_1", "type": ', { 'stripe-signature': header });
+
+    // Assert
+    for (const response of [event, garbage]) {
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ error: expect.any(String), code: 'PROCESSOR_SIGNATURE_INVALID' });
+    }
+    expect((await read(tx)).body.status).toBe('pending');
+  });
+
+  it('answers 400 PROCESSOR_SIGNATURE_MISSING for an empty or blank stripe-signature, as for none', async () => {
+    const body = succeeded(await pending());
+
+    const empty = await post(body, { 'stripe-signature': '' });
+    const blank = await post(body, { 'stripe-signature': '   ' });
+
+    expect(empty.body).toEqual({ error: expect.any(String), code: 'PROCESSOR_SIGNATURE_MISSING' });
+    expect(blank.body).toEqual({ error: expect.any(String), code: 'PROCESSOR_SIGNATURE_MISSING' });
+    expect([empty.status, blank.status]).toEqual([400, 400]);
+  });
+
+  it('answers 400 PROCESSOR_SIGNATURE_INVALID for a huge signature header or one of odd Unicode (which only an event, not HTTP/1.1, can carry)', async () => {
+    const handler = createHandler(processorEventDeps);
+    const body = succeeded(await pending());
+
+    const answers = await Promise.all(
+      [`t=1,v1=${'f'.repeat(1024 * 1024)}`, 't=1,v1=\u00e9\u{1f600}', 't=\u0661,v1=abc', '\u202et=1,v1=abc', 't=1,v1=\ud800', '\u0000'].map((header) =>
+        handler(httpEvent({ method: 'POST', path: '/api/v1/webhooks/processor', body, headers: { 'stripe-signature': header } }), lambdaContext()),
+      ),
+    );
+
+    for (const answer of answers) {
+      expect(answer.statusCode).toBe(400);
+      expect(JSON.parse(answer.body ?? '')).toEqual({ error: expect.any(String), code: 'PROCESSOR_SIGNATURE_INVALID' });
+    }
+  });
+
   it('answers 400 MISSING_INTENT_ID for a mapped event that names no payment intent', async () => {
     const response = await post(eventBody('charge.dispute.created', { id: 'dp_1', object: 'dispute', amount: 100, currency: 'usd' }));
 

@@ -20,6 +20,7 @@ import type { WebhookDeliveryDeps } from '../../lib/use-cases/webhook-deliveries
 import { createHttpSender } from '../../lib/webhooks/http-sender';
 import type { DeliveryMessage } from '../../lib/webhooks/queue';
 import { type PartnerCredentials, TestApi } from '../support/api';
+import { newSvcTxId, pendingDelivery } from '../support/deliveries';
 import { lambdaContext } from '../support/events';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
@@ -51,14 +52,10 @@ async function createEndpoint(url: string): Promise<{ id: string; secret: string
 
 /** A pending delivery, written as the processor webhook writes one (inside its transaction). */
 async function newDelivery(endpointId = endpoint.id): Promise<WebhookDelivery> {
-  const now = new Date().toISOString();
-  const svcTxId = `svc_tx_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
-  const delivery: WebhookDelivery = {
-    id: newId.webhookDelivery(),
-    eventId: newId.partnerEvent(),
+  const svcTxId = newSvcTxId();
+  const delivery = pendingDelivery({
     endpointId,
     partnerId: partner.partnerId,
-    event: 'transaction_succeeded',
     svcTxId,
     payload: JSON.stringify({
       event: 'transaction_succeeded',
@@ -71,13 +68,7 @@ async function newDelivery(endpointId = endpoint.id): Promise<WebhookDelivery> {
       currency: 'USD',
       meta: { cart: 'ünïcödé 🛒' },
     }),
-    status: 'pending',
-    attempts: 0,
-    lastHttpStatus: null,
-    lastError: null,
-    createdAt: now,
-    updatedAt: now,
-  };
+  });
   await documentClient.send(new TransactWriteCommand({ TransactItems: [putNewDelivery(delivery)] }));
   return delivery;
 }

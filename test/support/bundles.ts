@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build, type Plugin } from 'esbuild';
-import { buildFunction, esbuildOptions } from '../../infra/bundling';
+import type { Plugin } from 'esbuild';
+import { bundle, buildFunction, esbuildOptions } from '../../infra/bundling';
 
 export interface TestBundles {
   /** `functions/<name>.ts` bundled and imported: the module Lambda loads (its `handler`). */
@@ -28,7 +28,7 @@ export function testBundles(): TestBundles {
       mkdirSync(moduleDir, { recursive: true });
       writeFileSync(join(moduleDir, 'entry.ts'), source);
       const options = esbuildOptions(join(moduleDir, 'entry.ts'), join(moduleDir, 'index.mjs'));
-      await build({ ...options, ...(plugins === undefined ? {} : { plugins }), logLevel: 'silent' });
+      await bundle({ ...options, ...(plugins === undefined ? {} : { plugins }), logLevel: 'silent' });
       return importBundle(join(moduleDir, 'index.mjs'));
     },
     remove() {

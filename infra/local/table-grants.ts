@@ -1,0 +1,40 @@
+/**
+ * IAM's refusal, locally: a DynamoDB call made inside a function's invocation that the function's grant
+ * (`../table-grants.ts`, what the CDK stacks grant in AWS) does not cover fails with AccessDeniedException, as AWS
+ * would fail it. Without this, a missing grant passes every local test and first fails in production. Calls made
+ * outside any invocation (the runtime's own setup, a test seeding the table) are not checked: they have no role.
+ */
+import { DynamoDBServiceException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { actionsOfRequest, tableActionsOf } from '../table-grants';
+import { invokedFunctionName } from './lambda-adapter';
+
+const MIDDLEWARE_NAME = 'localTableGrants';
+
+/** Checks every call `client` makes inside an invocation against the invoked function's grant (once per client). */
+export function enforceTableGrants(client: DynamoDBClient): void {
+  if (client.middlewareStack.identify().some((entry) => entry.startsWith(`${MIDDLEWARE_NAME} `))) return;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const functionName = invokedFunctionName();
+      if (functionName !== undefined) {
+        const granted = tableActionsOf(functionName) ?? [];
+        const refused = actionsOfRequest(context.commandName ?? '', args.input).filter((action) => !(granted as readonly string[]).includes(action));
+        if (refused.length > 0) throw accessDenied(functionName, refused[0]!);
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: MIDDLEWARE_NAME, priority: 'high' },
+  );
+}
+
+/** The error AWS answers a call the role's policy does not allow (an AccessDeniedException, HTTP 400). */
+function accessDenied(functionName: string, action: string): DynamoDBServiceException {
+  return new DynamoDBServiceException({
+    name: 'AccessDeniedException',
+    $fault: 'client',
+    $metadata: { httpStatusCode: 400 },
+    message:
+      `User: arn:aws:sts::000000000000:assumed-role/${functionName}/local is not authorized to perform: dynamodb:${action} ` +
+      `because no identity-based policy allows the dynamodb:${action} action (grant it in infra/table-grants.ts)`,
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * What each function may do on the table, as IAM action lists, defined once: the CDK stacks grant exactly these
+ * (`aws/table-access.ts`), and the local runtime refuses any other call the way IAM would (`local/table-grants.ts`),
+ * so a missing grant fails `npm start` and the tests instead of production. Pure data: no CDK, no I/O.
+ */
+import { fallbackRoute, routes } from './routes';
+
+/** The DynamoDB actions a function may be granted on the table (IAM names without the `dynamodb:` prefix). */
+export type TableAction = 'DescribeTable' | 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'ConditionCheckItem';
+
+const READ = ['GetItem', 'BatchGetItem', 'Query'] as const satisfies readonly TableAction[];
+const ITEMS = [...READ, 'PutItem', 'UpdateItem', 'ConditionCheckItem'] as const satisfies readonly TableAction[];
+
+/**
+ * The access profiles a route declares (`RouteAccess.table`). None includes Scan, BatchWriteItem, the stream's
+ * actions or (but `describe`) DescribeTable: no function of the service calls them.
+ */
+export const TABLE_ACCESS = {
+  /** The health check: the table's description, no item. */
+  describe: ['DescribeTable'],
+  /** Read items: one at a time, in a batch, or by a query (of the table or an index). */
+  read: READ,
+  /** Read items and write them (alone or in transactions), but never delete one. */
+  items: ITEMS,
+  /** ... and delete them (an idempotency record released, an API key revoked, a webhook endpoint removed). */
+  readWrite: [...ITEMS, 'DeleteItem'],
+} as const satisfies Record<string, readonly TableAction[]>;
+
+export type TableAccess = keyof typeof TABLE_ACCESS;
+
+/**
+ * The functions no HTTP route invokes, and their table actions. The outbox relay reads the table's stream only
+ * (its event source mapping's grant, not an action on items); the sweep queries only the outbox index.
+ */
+export const BACKGROUND_TABLE_ACTIONS = {
+  'outbox-relay': [],
+  'outbox-sweep': ['Query', 'UpdateItem'],
+  /** Reads the delivery and its endpoint, claims and records attempts (an update and an audit put, in one transaction). */
+  'webhook-delivery': ['GetItem', 'PutItem', 'UpdateItem'],
+  /** As `POST /settlements/run`: queries the settlement index and writes each batch with its flips in one transaction. */
+  'settlement-scheduled': TABLE_ACCESS.items,
+} as const satisfies Record<string, readonly TableAction[]>;
+
+/** The table actions granted to function `name` (a route's or a background function's), or undefined for no such function. */
+export function tableActionsOf(name: string): readonly TableAction[] | undefined {
+  if (Object.hasOwn(BACKGROUND_TABLE_ACTIONS, name)) return BACKGROUND_TABLE_ACTIONS[name as keyof typeof BACKGROUND_TABLE_ACTIONS];
+  const route = routes.find((candidate) => candidate.name === name) ?? (name === fallbackRoute.name ? fallbackRoute : undefined);
+  if (route === undefined) return undefined;
+  return route.access.table === undefined ? [] : TABLE_ACCESS[route.access.table];
+}
+
+/** One item of a TransactWriteItems request: IAM checks each item's own action. */
+const TRANSACT_WRITE_ACTIONS = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' } as const;
+
+/**
+ * The IAM actions one DynamoDB request needs, from its command's name (`GetItemCommand`) and input. A transaction
+ * has no action of its own: IAM authorises each of its items (a `Put` needs PutItem, a `ConditionCheck`
+ * ConditionCheckItem), and TransactGetItems needs GetItem.
+ */
+export function actionsOfRequest(commandName: string, input: unknown): string[] {
+  const operation = commandName.replace(/Command$/, '');
+  const items = (input as { TransactItems?: Array<Record<string, unknown>> } | undefined)?.TransactItems ?? [];
+  if (operation === 'TransactGetItems') return ['GetItem'];
+  if (operation !== 'TransactWriteItems') return [operation];
+  const actions = items.flatMap((item) =>
+    Object.entries(TRANSACT_WRITE_ACTIONS)
+      .filter(([kind]) => item[kind] !== undefined)
+      .map(([, action]) => action),
+  );
+  return [...new Set(actions)];
+}

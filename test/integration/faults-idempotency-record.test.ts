@@ -1,0 +1,175 @@
+/**
+ * Fault injection into the idempotency record itself (the attack run's kill -9 of DynamoDB Local mid-request):
+ * the table stops answering after the handler ran, so the chain can neither release nor complete the key. The
+ * caller must still get the spec's JSON error body (503 SERVICE_UNAVAILABLE with `Retry-After`) for a failure,
+ * the real answer for a success, and a retry with the same key must never make a second transaction.
+ *
+ * The faults are injected in the service's own DynamoDB client (a middleware that fails the chosen idempotency
+ * write the way a dead DynamoDB Local does: ECONNREFUSED), so everything else runs against DynamoDB Local.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { createHandler as createCheckoutHandler } from '../../functions/transactions-checkout-intent';
+import { transactionDeps } from '../../lib/adapters';
+import { httpRoute } from '../../lib/http/chain';
+import { errors } from '../../lib/domain/errors';
+import { dynamoClient } from '../../lib/store/dynamo';
+import { sign, usePartnerSuite } from '../support/api';
+import { httpEvent, lambdaContext } from '../support/events';
+
+const suite = usePartnerSuite();
+
+const FAULT = 'injected-idempotency-fault';
+
+/** What the SDK throws when nothing listens on DynamoDB's port any more. */
+const connectionRefused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED' });
+
+/**
+ * Fails the next `times` calls of `command` (`UpdateItemCommand`: complete; `DeleteItemCommand`: release) on an
+ * idempotency record; every other call goes through.
+ */
+function failIdempotencyWrites(command: 'UpdateItemCommand' | 'DeleteItemCommand', times = 1): { failed: () => number } {
+  let failed = 0;
+  dynamoClient.middlewareStack.add(
+    (next, context) => async (args) => {
+      const key = (args.input as { Key?: { pk?: unknown } }).Key;
+      const isIdempotencyRecord = typeof key?.pk === 'string' && key.pk.startsWith('IDEMPOTENCY#');
+      if (context.commandName === command && isIdempotencyRecord && failed < times) {
+        failed++;
+        throw connectionRefused();
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: FAULT },
+  );
+  return { failed: () => failed };
+}
+afterEach(() => {
+  dynamoClient.middlewareStack.remove(FAULT);
+});
+
+/** A Lambda context whose remaining time runs out `remainingMs` from now (the lease is that plus a second). */
+function contextWithRemaining(remainingMs: number) {
+  const deadline = Date.now() + remainingMs;
+  return { ...lambdaContext(), getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()) };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function signedEvent(path: string, body: string, idempotencyKey: string) {
+  return httpEvent({
+    method: 'POST',
+    path,
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': suite.partner.apiKey,
+      'x-svc-hmac': sign(suite.partner.hmacSecret, body),
+      'idempotency-key': idempotencyKey,
+    },
+  });
+}
+
+describe('a failed request whose idempotency key cannot be released', () => {
+  it('answers 503 SERVICE_UNAVAILABLE with Retry-After and the JSON error body, not a bare 500; the key frees itself with its lease', async () => {
+    // Arrange: the table dies under the handler, and stays dead for the release
+    let calls = 0;
+    const route = httpRoute({ access: 'partner-mutation', partnerOnly: true }, async () => {
+      calls++;
+      if (calls === 1) throw connectionRefused();
+      return { status: 201, body: { attempt: calls } };
+    });
+    const fault = failIdempotencyWrites('DeleteItemCommand');
+    const key = randomUUID();
+    const event = () => signedEvent('/api/v1/test/release-fault', '{}', key);
+
+    // Act
+    const failed = await route(event(), contextWithRemaining(2_500));
+    const whileLeased = await route(event(), lambdaContext());
+    await sleep(3_600); // the lease: the 2.5 s the first request had left, plus a second
+    const afterLease = await route(event(), lambdaContext());
+
+    // Assert
+    expect(fault.failed()).toBe(1);
+    expect(failed.statusCode).toBe(503);
+    expect(failed.headers?.['Retry-After']).toBe('1');
+    expect(JSON.parse(failed.body ?? '')).toEqual({ error: expect.any(String), code: 'SERVICE_UNAVAILABLE' });
+    expect(whileLeased.statusCode).toBe(409);
+    expect(JSON.parse(whileLeased.body ?? '').code).toBe('IDEMPOTENCY_KEY_IN_USE');
+    expect(afterLease.statusCode).toBe(201);
+    expect(calls).toBe(2);
+  }, 15_000);
+
+  it('answers an unexpected error whose key cannot be released with the generic JSON 500 body', async () => {
+    const route = httpRoute({ access: 'partner-mutation', partnerOnly: true }, async () => {
+      throw new Error('injected: a bug');
+    });
+    const fault = failIdempotencyWrites('DeleteItemCommand');
+
+    const response = await route(signedEvent('/api/v1/test/unexpected', '{}', randomUUID()), lambdaContext());
+
+    expect(fault.failed()).toBe(1);
+    expect(response.statusCode).toBe(500);
+    expect(JSON.parse(response.body ?? '')).toEqual({ error: 'Internal server error', code: 'INTERNAL_ERROR' });
+  });
+});
+
+describe('a business answer whose idempotency record cannot be completed', () => {
+  it('is answered as the handler gave it (409 CLIENT_EXISTS with its JSON body), not as a 5xx', async () => {
+    const route = httpRoute({ access: 'partner-mutation', partnerOnly: true }, async () => {
+      throw errors.clientExists();
+    });
+    const fault = failIdempotencyWrites('UpdateItemCommand');
+
+    const response = await route(signedEvent('/api/v1/test/exists', '{}', randomUUID()), lambdaContext());
+
+    expect(fault.failed()).toBe(1);
+    expect(response.statusCode).toBe(409);
+    expect(JSON.parse(response.body ?? '')).toEqual({ error: expect.any(String), code: 'CLIENT_EXISTS' });
+  });
+});
+
+describe('a checkout whose idempotency record cannot be completed', () => {
+  it('answers the 201 it reached, and a retry with the same key (after the lease) finds the same transaction: never a second one', async () => {
+    // Arrange: the transaction and its intent are written, then the table fails the completion
+    const checkout = createCheckoutHandler(transactionDeps);
+    const partnerReference = `order-${randomUUID()}`;
+    const body = JSON.stringify({
+      partner_id: suite.partner.partnerId,
+      client_id: suite.clientId,
+      amount: 25,
+      currency: 'EUR',
+      email: 'buyer@example.com',
+      partner_reference: partnerReference,
+    });
+    const key = randomUUID();
+    const path = '/api/v1/transactions/checkout-intent';
+    const fault = failIdempotencyWrites('UpdateItemCommand');
+
+    // Act
+    const first = await checkout(signedEvent(path, body, key), contextWithRemaining(4_000));
+    const whileLeased = await checkout(signedEvent(path, body, key), lambdaContext());
+    await sleep(5_100); // the lease: the 4 s the first request had left, plus a second
+    const retried = await checkout(signedEvent(path, body, key), lambdaContext());
+    const replayed = await checkout(signedEvent(path, body, key), lambdaContext());
+    const listed = await suite.api.read(suite.partner, `/transactions?partner_reference=${encodeURIComponent(partnerReference)}`);
+
+    // Assert: the caller learnt of its transaction at once; every later answer names the same one
+    expect(fault.failed()).toBe(1);
+    expect(first.statusCode).toBe(201);
+    const created = JSON.parse(first.body ?? '');
+    expect(created.svc_tx_id).toMatch(/^svc_tx_/);
+    expect(whileLeased.statusCode).toBe(409);
+    expect(JSON.parse(whileLeased.body ?? '').code).toBe('IDEMPOTENCY_KEY_IN_USE');
+    expect(whileLeased.headers?.['Retry-After']).toBe('1');
+    expect(retried.statusCode).toBe(201);
+    expect(JSON.parse(retried.body ?? '')).toMatchObject({
+      svc_tx_id: created.svc_tx_id,
+      processor_payment_intent_id: created.processor_payment_intent_id,
+    });
+    expect(replayed.headers?.['Idempotent-Replayed']).toBe('true');
+    expect(JSON.parse(replayed.body ?? '')).toMatchObject({ svc_tx_id: created.svc_tx_id, idempotentReplay: true });
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.map((item: { svcTxId: string }) => item.svcTxId)).toEqual([created.svc_tx_id]);
+  }, 20_000);
+});
