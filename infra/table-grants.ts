@@ -41,6 +41,20 @@ export const BACKGROUND_TABLE_ACTIONS = {
   'settlement-scheduled': TABLE_ACCESS.items,
 } as const satisfies Record<string, readonly TableAction[]>;
 
+/**
+ * Functions whose Query is limited to some indexes (their role names those indexes, never the table or another
+ * index); every other function's Query covers the table and all its indexes.
+ */
+export const QUERY_INDEXES: Readonly<Record<string, readonly string[]>> = {
+  /** The outbox's sparse index (docs/data-model.md). */
+  'outbox-sweep': ['gsi2'],
+  /** None: it reads and writes items by key only, so its role names the table's ARN and no index. */
+  'webhook-delivery': [],
+};
+
+/** The indexes function `name` may query, or undefined for the table and every index. */
+export const queryIndexesOf = (name: string): readonly string[] | undefined => (Object.hasOwn(QUERY_INDEXES, name) ? QUERY_INDEXES[name] : undefined);
+
 /** The table actions granted to function `name` (a route's or a background function's), or undefined for no such function. */
 export function tableActionsOf(name: string): readonly TableAction[] | undefined {
   if (Object.hasOwn(BACKGROUND_TABLE_ACTIONS, name)) return BACKGROUND_TABLE_ACTIONS[name as keyof typeof BACKGROUND_TABLE_ACTIONS];

@@ -14,7 +14,7 @@ import { CfnOutput, Duration, Stack, type StackProps, Validations } from 'aws-cd
 import { type CfnStage, HttpApi, HttpMethod, HttpRoute, HttpRouteKey } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { Alarm, ComparisonOperator, MathExpression, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, type IMetric, MathExpression, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
@@ -33,8 +33,14 @@ import { grantTableAccess } from './table-access';
 /** The stage throttle when the app gives none (`deploy-settings.ts` reads `apiThrottleRate`, `apiThrottleBurst`). */
 const DEFAULT_THROTTLE: ApiThrottleSettings = { rateLimit: 100, burstLimit: 200 };
 
+/** The alarms' period. */
+const ALARM_PERIOD = Duration.minutes(5);
 /** The 5xx alarms (the API's, a function URL's): at least this percentage of requests answered 5xx in a 5-minute period. */
 const SERVER_ERROR_RATE_PERCENT = 5;
+/** The processor webhook's 4xx alarm: at least this percentage of its requests refused, three periods in a row. */
+const CLIENT_ERROR_RATE_PERCENT = 50;
+/** Below this many requests in a period, a rate alarm sees 0 %. */
+const RATE_ALARM_MIN_REQUESTS = 10;
 
 /** The admin API (decisions.md §2): everything under `/admin/`. */
 const isAdminRoute = (route: Pick<RouteDefinition, 'path'>) => route.path.startsWith(`${API_PREFIX}/admin/`);
@@ -159,58 +165,93 @@ export class ApiStack extends Stack {
   }
 
   private addAlarms(topic: ITopic, urlFunctions: ReadonlyArray<{ name: string; fn: Function }>): void {
-    const period = Duration.minutes(5);
-    const serverErrors = new Alarm(this, 'ServerErrorRateAlarm', {
-      alarmDescription: `At least ${SERVER_ERROR_RATE_PERCENT}% of API requests answered 5xx in 5 minutes (see the functions' logs by request id)`,
-      metric: new MathExpression({
-        expression: 'IF(requests > 0, 100 * serverErrors / requests, 0)',
-        usingMetrics: { serverErrors: this.api.metricServerError({ period }), requests: this.api.metricCount({ period }) },
-        period,
-        label: 'API 5xx rate (%)',
-      }),
-      threshold: SERVER_ERROR_RATE_PERCENT,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+    const serverErrors = this.rateAlarm('ServerErrorRateAlarm', {
+      description: `At least ${SERVER_ERROR_RATE_PERCENT}% of API requests answered 5xx in 5 minutes (see the functions' logs by request id)`,
+      errors: this.api.metricServerError({ period: ALARM_PERIOD }),
+      requests: this.api.metricCount({ period: ALARM_PERIOD }),
+      label: 'API 5xx rate (%)',
+      percent: SERVER_ERROR_RATE_PERCENT,
     });
-    // Counted by the pay use case (lib/use-cases/settlements.ts), once per payout the rail refused or failed.
-    const payoutFailures = new Alarm(this, 'PayoutFailuresAlarm', {
-      alarmDescription: 'A settlement payout failed (see the settlements-pay logs and the batch’s failure reason)',
-      metric: new Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName: 'SettlementPayoutsFailed',
-        dimensionsMap: { service: SERVICE_NAME },
-        statistic: 'Sum',
-        period,
-      }),
-      threshold: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
-    // A function URL's requests never pass the API, so its 5xx are in Lambda's own URL metrics (AWS/Lambda
-    // Url5xxCount and UrlRequestCount, by FunctionName). They count what the function answered 5xx and also what it
-    // never answered (a crash, a timeout); the chain's EMF ServerErrors counts only the former, of every function together.
-    const urlServerErrors = urlFunctions.map(
-      ({ name, fn }) =>
-        new Alarm(this, `FunctionUrlServerErrorRateAlarm-${name}`, {
-          alarmDescription: `At least ${SERVER_ERROR_RATE_PERCENT}% of ${name} function URL requests answered 5xx in 5 minutes (see the ${name} logs; the processor retries its events)`,
-          metric: new MathExpression({
-            expression: 'IF(requests > 0, 100 * serverErrors / requests, 0)',
-            usingMetrics: {
-              serverErrors: fn.metric('Url5xxCount', { period, statistic: 'Sum' }),
-              requests: fn.metric('UrlRequestCount', { period, statistic: 'Sum' }),
-            },
-            period,
-            label: `${name} function URL 5xx rate (%)`,
-          }),
-          threshold: SERVER_ERROR_RATE_PERCENT,
+    const counted = (id: string, metricName: string, description: string) =>
+      new Alarm(this, id, {
+        alarmDescription: description,
+        metric: new Metric({ namespace: METRICS_NAMESPACE, metricName, dimensionsMap: { service: SERVICE_NAME }, statistic: 'Sum', period: ALARM_PERIOD }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+    // EMF metrics of the service's own namespace and `service` dimension (lib/observability.ts).
+    const payoutFailures = counted(
+      'PayoutFailuresAlarm',
+      'SettlementPayoutsFailed',
+      'A settlement payout failed (see the settlements-pay logs and the batch’s failure reason)',
+    );
+    const idempotencyRecordFailures = counted(
+      'IdempotencyRecordFailuresAlarm',
+      'IdempotencyRecordFailures',
+      'An idempotency record could not be stored or released after its request ran (the table failed then): its key stays in progress until its lease ends; see the logs for "Idempotency"',
+    );
+    // A function URL's requests never pass the API, so its errors are in Lambda's own URL metrics (AWS/Lambda
+    // Url5xxCount, Url4xxCount and UrlRequestCount, by FunctionName). The 5xx count what the function answered 5xx
+    // and what it never answered (a crash, a timeout); the chain's EMF ServerErrors counts only the former, of every
+    // function together.
+    const urlAlarms = urlFunctions.flatMap(({ name, fn }) => {
+      const requests = fn.metric('UrlRequestCount', { period: ALARM_PERIOD, statistic: 'Sum' });
+      return [
+        this.rateAlarm(`FunctionUrlServerErrorRateAlarm-${name}`, {
+          description: `At least ${SERVER_ERROR_RATE_PERCENT}% of ${name} function URL requests answered 5xx in 5 minutes (see the ${name} logs; the processor retries its events)`,
+          errors: fn.metric('Url5xxCount', { period: ALARM_PERIOD, statistic: 'Sum' }),
+          requests,
+          label: `${name} function URL 5xx rate (%)`,
+          percent: SERVER_ERROR_RATE_PERCENT,
+        }),
+        // Every event refused (a webhook secret mistyped at a rotation, a processor sending to the wrong URL) is a
+        // 4xx: the processor retries for days and then disables the endpoint, and no transaction moves meanwhile.
+        this.rateAlarm(`FunctionUrlClientErrorRateAlarm-${name}`, {
+          description: `At least ${CLIENT_ERROR_RATE_PERCENT}% of ${name} function URL requests answered 4xx for 15 minutes (a wrong webhook secret? see the ${name} logs for PROCESSOR_SIGNATURE_INVALID)`,
+          errors: fn.metric('Url4xxCount', { period: ALARM_PERIOD, statistic: 'Sum' }),
+          requests,
+          label: `${name} function URL 4xx rate (%)`,
+          percent: CLIENT_ERROR_RATE_PERCENT,
+          evaluationPeriods: 3,
+        }),
+        // Past its reserved concurrency the URL answers 429 (the processor retries): a flood, or a cap set too low.
+        new Alarm(this, `ThrottlesAlarm-${name}`, {
+          alarmDescription: `${name} was throttled at its reserved concurrency (processorWebhookConcurrency): a flood, or a cap too low for the processor's traffic`,
+          metric: fn.metricThrottles({ period: ALARM_PERIOD, statistic: 'Sum' }),
+          threshold: 1,
           comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
           evaluationPeriods: 1,
           treatMissingData: TreatMissingData.NOT_BREACHING,
         }),
-    );
-    for (const alarm of [serverErrors, ...urlServerErrors, payoutFailures]) alarm.addAlarmAction(new SnsAction(topic));
+      ];
+    });
+    for (const alarm of [serverErrors, ...urlAlarms, payoutFailures, idempotencyRecordFailures]) alarm.addAlarmAction(new SnsAction(topic));
+  }
+
+  /**
+   * An alarm on `errors` as a percentage of `requests`, per 5-minute period, over `evaluationPeriods` periods in a
+   * row (default 1). A period with fewer than {@link RATE_ALARM_MIN_REQUESTS} requests counts as 0 %: one failure
+   * among a handful of requests is not a rate (and whatever failed is retried by its caller).
+   */
+  private rateAlarm(
+    id: string,
+    options: { description: string; errors: IMetric; requests: IMetric; label: string; percent: number; evaluationPeriods?: number },
+  ): Alarm {
+    return new Alarm(this, id, {
+      alarmDescription: options.description,
+      metric: new MathExpression({
+        expression: `IF(requests >= ${RATE_ALARM_MIN_REQUESTS}, 100 * errors / requests, 0)`,
+        usingMetrics: { errors: options.errors, requests: options.requests },
+        period: ALARM_PERIOD,
+        label: options.label,
+      }),
+      threshold: options.percent,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: options.evaluationPeriods ?? 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
   }
 
   private createFunction(name: string, access: RouteAccess, props: ApiStackProps, reservedConcurrentExecutions?: number): Function {

@@ -16,17 +16,17 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { BACKGROUND_TABLE_ACTIONS } from '../table-grants';
+import { BACKGROUND_TABLE_ACTIONS, queryIndexesOf } from '../table-grants';
 import { DELIVERY_QUEUE, OUTBOX_RELAY, OUTBOX_SWEEP } from '../webhook-delivery';
 import { acknowledgeFunctionFindings } from './nag-findings';
 import { serviceFunction } from './service-function';
+import { grantTableAccess } from './table-access';
 
 export interface DeliveryStackProps extends StackProps {
   table: ITableV2;
@@ -36,9 +36,6 @@ export interface DeliveryStackProps extends StackProps {
   /** Where the dead-letter alarm sends its notifications. */
   alarmTopic: ITopic;
 }
-
-/** The outbox's GSI (docs/data-model.md): the sweep may query it and no other index. */
-const OUTBOX_INDEX = 'gsi2';
 
 export class DeliveryStack extends Stack {
   constructor(scope: Construct, id: string, props: DeliveryStackProps) {
@@ -67,8 +64,7 @@ export class DeliveryStack extends Stack {
     deliveryQueue.grantSendMessages(relay);
 
     const sweep = serviceFunction(this, 'outbox-sweep', { environment, timeoutSeconds: OUTBOX_SWEEP.timeoutSeconds });
-    sweep.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:Query'], resources: [`${table.tableArn}/index/${OUTBOX_INDEX}`] }));
-    sweep.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:UpdateItem'], resources: [table.tableArn] }));
+    grantTableAccess(table, sweep, BACKGROUND_TABLE_ACTIONS['outbox-sweep'], { queryIndexes: queryIndexesOf('outbox-sweep') });
     deliveryQueue.grantSendMessages(sweep);
     new Rule(this, 'OutboxSweepSchedule', {
       description: 'Enqueues pending partner webhook deliveries the stream relay missed (partner payments service)',
@@ -84,9 +80,7 @@ export class DeliveryStack extends Stack {
         maxConcurrency: DELIVERY_QUEUE.maxConcurrency,
       }),
     );
-    consumer.addToRolePolicy(
-      new PolicyStatement({ actions: BACKGROUND_TABLE_ACTIONS['webhook-delivery'].map((action) => `dynamodb:${action}`), resources: [table.tableArn] }),
-    );
+    grantTableAccess(table, consumer, BACKGROUND_TABLE_ACTIONS['webhook-delivery'], { queryIndexes: queryIndexesOf('webhook-delivery') });
     secretsKey.grantDecrypt(consumer);
     deliveryQueue.grantSendMessages(consumer);
 

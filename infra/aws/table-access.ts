@@ -3,14 +3,30 @@
  * functions), the delivery stack and the settlement stack (the scheduled run), so a profile means the same everywhere.
  */
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import type { IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { TABLE_ACCESS, type TableAccess, type TableAction } from '../table-grants';
 
 /**
  * Grants `grantee` exactly `access` (a profile, or the action list of a background function) on the table and
- * its indexes, and nothing else: no Scan, no BatchWriteItem, no stream read unless listed.
+ * its indexes, and nothing else: no Scan, no BatchWriteItem, no stream read unless listed. With `queryIndexes`,
+ * Query is granted on those indexes only, and the other actions on the table alone.
  */
-export function grantTableAccess(table: ITableV2, grantee: IGrantable, access: TableAccess | readonly TableAction[]): void {
+export function grantTableAccess(
+  table: ITableV2,
+  grantee: IGrantable,
+  access: TableAccess | readonly TableAction[],
+  options: { queryIndexes?: readonly string[] | undefined } = {},
+): void {
   const actions = typeof access === 'string' ? TABLE_ACCESS[access] : access;
-  if (actions.length > 0) table.grant(grantee, ...actions.map((action) => `dynamodb:${action}`));
+  const { queryIndexes } = options;
+  if (queryIndexes === undefined) {
+    if (actions.length > 0) table.grant(grantee, ...actions.map((action) => `dynamodb:${action}`));
+    return;
+  }
+  // Query on the named indexes only; every other action on the table's items (the table's ARN, no index).
+  const itemActions = actions.filter((action) => action !== 'Query');
+  if (actions.includes('Query')) {
+    Grant.addToPrincipal({ grantee, actions: ['dynamodb:Query'], resourceArns: queryIndexes.map((index) => `${table.tableArn}/index/${index}`) });
+  }
+  if (itemActions.length > 0) Grant.addToPrincipal({ grantee, actions: itemActions.map((action) => `dynamodb:${action}`), resourceArns: [table.tableArn] });
 }

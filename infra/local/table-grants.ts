@@ -5,7 +5,7 @@
  * outside any invocation (the runtime's own setup, a test seeding the table) are not checked: they have no role.
  */
 import { DynamoDBServiceException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { actionsOfRequest, tableActionsOf } from '../table-grants';
+import { actionsOfRequest, queryIndexesOf, tableActionsOf } from '../table-grants';
 import { invokedFunctionName } from './lambda-adapter';
 
 const MIDDLEWARE_NAME = 'localTableGrants';
@@ -20,6 +20,11 @@ export function enforceTableGrants(client: DynamoDBClient): void {
         const granted = tableActionsOf(functionName) ?? [];
         const refused = actionsOfRequest(context.commandName ?? '', args.input).filter((action) => !(granted as readonly string[]).includes(action));
         if (refused.length > 0) throw accessDenied(functionName, refused[0]!);
+        const indexes = queryIndexesOf(functionName);
+        const indexName = (args.input as { IndexName?: string }).IndexName;
+        if (context.commandName === 'QueryCommand' && indexes !== undefined && (indexName === undefined || !indexes.includes(indexName))) {
+          throw accessDenied(functionName, 'Query', indexName === undefined ? 'the table' : `index ${indexName}`);
+        }
       }
       return next(args);
     },
@@ -28,13 +33,13 @@ export function enforceTableGrants(client: DynamoDBClient): void {
 }
 
 /** The error AWS answers a call the role's policy does not allow (an AccessDeniedException, HTTP 400). */
-function accessDenied(functionName: string, action: string): DynamoDBServiceException {
+function accessDenied(functionName: string, action: string, resource = 'the table'): DynamoDBServiceException {
   return new DynamoDBServiceException({
     name: 'AccessDeniedException',
     $fault: 'client',
     $metadata: { httpStatusCode: 400 },
     message:
-      `User: arn:aws:sts::000000000000:assumed-role/${functionName}/local is not authorized to perform: dynamodb:${action} ` +
+      `User: arn:aws:sts::000000000000:assumed-role/${functionName}/local is not authorized to perform: dynamodb:${action} on ${resource} ` +
       `because no identity-based policy allows the dynamodb:${action} action (grant it in infra/table-grants.ts)`,
   });
 }

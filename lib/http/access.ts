@@ -8,6 +8,7 @@
  * partner's quota (decisions.md §3). Reads use the API key step only; admin routes use the admin token step only.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import type { Context } from 'aws-lambda';
 import { authenticateAdmin, createAdminTokenVerifier } from '../auth/admin-token';
 import { hashApiKey, signatureMatches } from '../auth/credentials';
 import { config } from '../config';
@@ -203,7 +204,7 @@ export function idempotency(): ChainMiddleware {
       const response = request.response;
       if (lease === undefined || response === undefined || response === null) return;
       const statusCode = response.statusCode ?? 200;
-      await settleKey(lease, statusCode >= 500 ? 'release' : { statusCode, body: response.body ?? '' });
+      await settleKey(lease, statusCode >= 500 ? 'release' : { statusCode, body: response.body ?? '' }, request.context);
     },
     onError: async (request: ChainRequest) => {
       const lease = request.context.svc?.idempotency;
@@ -212,13 +213,17 @@ export function idempotency(): ChainMiddleware {
       const isValidationFailure = request.error instanceof ServiceError && request.error.code === 'VALIDATION_ERROR';
       const isRefusal = result.status === 401 || result.status === 403;
       const release = result.status >= 500 || isValidationFailure || isRefusal;
-      await settleKey(lease, release ? 'release' : { statusCode: result.status, body: JSON.stringify(result.body) });
+      await settleKey(lease, release ? 'release' : { statusCode: result.status, body: JSON.stringify(result.body) }, request.context);
     },
   };
 }
 
+/** The time kept, after settling a key, to send the answer before the function's own timeout. */
+const SETTLE_ANSWER_MARGIN_MS = 300;
+
 /**
- * Completes the key with the outcome the request reached, or releases it; never throws. Recording an outcome
+ * Completes the key with the outcome the request reached, or releases it; never throws (nor outlasts the
+ * function's time: a write still pending then is abandoned, as if it had failed). Recording an outcome
  * must not change the outcome (the table may be gone by now: DynamoDB killed mid-request):
  *
  * - The operation succeeded (or reached a business answer) but the response could not be stored: the caller
@@ -234,10 +239,13 @@ export function idempotency(): ChainMiddleware {
  *   itself (503 SERVICE_UNAVAILABLE with `Retry-After` for an unreachable table), never a bare 500; the key
  *   frees itself when its lease runs out.
  */
-async function settleKey(lease: IdempotencyLease, outcome: StoredResponse | 'release'): Promise<void> {
+async function settleKey(lease: IdempotencyLease, outcome: StoredResponse | 'release', context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<void> {
+  // Bounded by the function's time left (less a margin to answer): a table that hangs instead of refusing must
+  // not hold the answer past the function's timeout, where the caller would get API Gateway's bare 5xx instead.
+  const options = { abortSignal: AbortSignal.timeout(Math.max(0, context.getRemainingTimeInMillis() - SETTLE_ANSWER_MARGIN_MS)) };
   try {
-    if (outcome === 'release') await releaseIdempotencyKey(lease);
-    else await completeIdempotencyKey(lease, outcome);
+    if (outcome === 'release') await releaseIdempotencyKey(lease, options);
+    else await completeIdempotencyKey(lease, outcome, options);
   } catch (error) {
     const message = outcome === 'release' ? 'Idempotency key not released' : 'Idempotency response not stored; the answer is sent anyway';
     logger.error(`${message}: the key stays in progress until its lease runs out`, { error: error as Error });

@@ -73,11 +73,18 @@ function verifySignature(rawBody: string, signatureHeader: string, webhookSecret
     throw errors.processorSignatureInvalid();
   }
   // The SDK bounds only a signature's age: one dated in the future would stay replayable until then.
-  if (signedAt(signatureHeader) * 1000 > nowMs + SIGNATURE_TOLERANCE_SECONDS * 1000) throw errors.processorSignatureInvalid();
+  if (!(signedAt(signatureHeader) * 1000 <= nowMs + SIGNATURE_TOLERANCE_SECONDS * 1000)) throw errors.processorSignatureInvalid();
 }
 
-/** The `t=` of a signature header the SDK accepted (so it has one). */
-const signedAt = (header: string) => Number(/(?:^|,)\s*t=(\d+)/.exec(header)?.[1] ?? Number.NaN);
+/**
+ * The `t=` of a signature header the SDK accepted, read exactly as the SDK reads it (its `parseHeader`: the items
+ * split on `,` and `=`, the key exactly `t`, `parseInt`), so it is the timestamp the signature covered. A header
+ * with no `t`, more than one, or one that is not a number gives NaN, which no comparison passes: refused.
+ */
+function signedAt(header: string): number {
+  const timestamps = header.split(',').filter((item) => item.split('=')[0] === 't');
+  return timestamps.length === 1 ? Number.parseInt(timestamps[0]!.split('=')[1] ?? '', 10) : Number.NaN;
+}
 
 /**
  * A verified event in the service's terms (decisions.md §5). The payment intent is the object itself on

@@ -80,8 +80,13 @@ function toExisting(item: Record<string, unknown>): ExistingRecord {
 
 type LeaseKey = Pick<ClaimRequest, 'owner' | 'endpoint' | 'idempotencyKey' | 'lockToken'>;
 
+/** How long a write that settles a key may take (`abortSignal`: the caller's time left); unbounded without it. */
+export interface SettleOptions {
+  abortSignal?: AbortSignal;
+}
+
 /** Stores the response for replay; a no-op (returns false) if the lease was lost to another request. */
-export function completeIdempotencyKey(lease: LeaseKey, response: StoredResponse): Promise<boolean> {
+export function completeIdempotencyKey(lease: LeaseKey, response: StoredResponse, options: SettleOptions = {}): Promise<boolean> {
   return writeIfCondition(
     documentClient.send(
       new UpdateCommand({
@@ -97,12 +102,13 @@ export function completeIdempotencyKey(lease: LeaseKey, response: StoredResponse
           ':lockToken': lease.lockToken,
         },
       }),
+      options,
     ),
   );
 }
 
 /** Frees the key (the request failed validation or with a 5xx): the next attempt runs afresh. */
-export async function releaseIdempotencyKey(lease: LeaseKey): Promise<void> {
+export async function releaseIdempotencyKey(lease: LeaseKey, options: SettleOptions = {}): Promise<void> {
   await writeIfCondition(
     documentClient.send(
       new DeleteCommand({
@@ -112,6 +118,7 @@ export async function releaseIdempotencyKey(lease: LeaseKey): Promise<void> {
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':lockToken': lease.lockToken, ':inProgress': 'in_progress' },
       }),
+      options,
     ),
   );
 }

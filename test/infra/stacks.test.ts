@@ -432,15 +432,17 @@ describe('API stack', () => {
     expect(alarms).toHaveLength(1);
     expect(JSON.stringify(alarms[0]?.Properties.Metrics)).toContain('"Count"');
     expect(JSON.stringify(alarms[0]?.Properties.Metrics)).toContain('AWS/ApiGateway');
-    api.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Metrics: Match.arrayWith([Match.objectLike({ Expression: Match.stringLikeRegexp('serverErrors') })]),
+    // A rate only over at least 10 requests: one 5xx among a handful pages no one
+    expect(alarms[0]?.Properties).toMatchObject({
+      Metrics: expect.arrayContaining([expect.objectContaining({ Expression: 'IF(requests >= 10, 100 * errors / requests, 0)' })]),
+      Threshold: 5,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       TreatMissingData: 'notBreaching',
-      AlarmActions: alarmActions,
+      AlarmActions: [{ 'Fn::ImportValue': expect.stringMatching(/AlarmTopic/) }],
     });
   });
 
-  it('alarms on the processor webhook function URL’s 5xx rate (its requests never reach the API’s metrics), notifying the alarm topic', () => {
+  it('alarms on the processor webhook function URL’s 5xx and 4xx rates and its throttles (its requests never reach the API’s metrics)', () => {
     // Arrange
     const webhookId = Object.keys(api.findResources('AWS::Lambda::Function')).find((id) => /^Fnprocessorwebhook[A-F0-9]{8}$/.test(id));
     const urlMetric = (metricName: string) =>
@@ -456,13 +458,43 @@ describe('API stack', () => {
     expect(webhookId).toBeDefined();
     api.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Metrics: Match.arrayWith([
-        Match.objectLike({ Expression: Match.stringLikeRegexp('serverErrors') }),
+        Match.objectLike({ Expression: 'IF(requests >= 10, 100 * errors / requests, 0)' }),
         urlMetric('Url5xxCount'),
         urlMetric('UrlRequestCount'),
       ]),
       Threshold: 5,
+      EvaluationPeriods: 1,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       TreatMissingData: 'notBreaching',
+      AlarmActions: alarmActions,
+    });
+    // Refusals (a wrong webhook secret refuses every event): half its requests, 15 minutes in a row
+    api.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Metrics: Match.arrayWith([urlMetric('Url4xxCount'), urlMetric('UrlRequestCount')]),
+      Threshold: 50,
+      EvaluationPeriods: 3,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: alarmActions,
+    });
+    // Throttled at its reserved concurrency
+    api.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Throttles',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: webhookId } }],
+      Threshold: 1,
+      AlarmActions: alarmActions,
+    });
+  });
+
+  it('alarms on any idempotency record that could not be stored or released (the EMF metric the chain counts)', () => {
+    api.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'PartnerPayments',
+      MetricName: 'IdempotencyRecordFailures',
+      Dimensions: [{ Name: 'service', Value: 'partner-payments' }],
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       AlarmActions: alarmActions,
     });
   });

@@ -8,7 +8,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { addServiceStacks } from '../../infra/aws/service-stacks';
 import { fallbackRoute, routes } from '../../infra/routes';
-import { BACKGROUND_TABLE_ACTIONS, tableActionsOf } from '../../infra/table-grants';
+import { BACKGROUND_TABLE_ACTIONS, QUERY_INDEXES, tableActionsOf } from '../../infra/table-grants';
 
 type Statement = { Action: string | string[]; Resource: unknown };
 
@@ -21,16 +21,31 @@ beforeAll(() => {
   templates = [stacks.api, stacks.delivery, stacks.settlement].map((stack) => Template.fromStack(stack));
 }, 120_000);
 
+/** The statements of function `name`'s role policy that grant `dynamodb:` actions. */
+function tableStatementsOf(name: string): Statement[] {
+  const prefix = `Fn${name.replace(/-/g, '')}ServiceRoleDefaultPolicy`;
+  return templates
+    .flatMap((template) =>
+      Object.entries(template.findResources('AWS::IAM::Policy'))
+        .filter(([logicalId]) => logicalId.startsWith(prefix))
+        .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as Statement[]),
+    )
+    .filter((statement) => [statement.Action].flat().some((action) => action.startsWith('dynamodb:')));
+}
+
 /** The `dynamodb:` actions of function `name`'s role policy, sorted, without the prefix (`stream` actions kept). */
 function tableActionsGranted(name: string): string[] {
-  const prefix = `Fn${name.replace(/-/g, '')}ServiceRoleDefaultPolicy`;
-  const statements = templates.flatMap((template) =>
-    Object.entries(template.findResources('AWS::IAM::Policy'))
-      .filter(([logicalId]) => logicalId.startsWith(prefix))
-      .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as Statement[]),
-  );
-  const actions = statements.flatMap((statement) => [statement.Action].flat()).filter((action) => action.startsWith('dynamodb:'));
+  const actions = tableStatementsOf(name).flatMap((statement) => [statement.Action].flat());
   return [...new Set(actions.map((action) => action.slice('dynamodb:'.length)))].sort();
+}
+
+/** What a statement's resources name: `table`, `index/<name>`, `index/*` (the table's ARN as CloudFormation writes it). */
+function resourcesOf(statement: Statement): string[] {
+  return [statement.Resource].flat().map((resource) => {
+    const text = JSON.stringify(resource);
+    const index = /\/index\/([^"]+)"/.exec(text)?.[1];
+    return index === undefined ? 'table' : `index/${index}`;
+  });
 }
 
 const streamActions = ['DescribeStream', 'GetRecords', 'GetShardIterator', 'ListStreams'];
@@ -44,6 +59,16 @@ describe('table grants in AWS', () => {
 
   it.each(Object.keys(BACKGROUND_TABLE_ACTIONS).filter((name) => name !== 'outbox-relay'))('grants the background function %s exactly its declared table actions', (name) => {
     expect(tableActionsGranted(name)).toEqual([...(tableActionsOf(name) ?? ['(undeclared)'])].sort());
+  });
+
+  it.each(Object.entries(QUERY_INDEXES))('lets %s query only its declared indexes, and touch items on the table alone', (name, indexes) => {
+    const statements = tableStatementsOf(name);
+    const queries = statements.filter((statement) => [statement.Action].flat().includes('dynamodb:Query'));
+    const others = statements.filter((statement) => !queries.includes(statement));
+
+    expect(queries.flatMap(resourcesOf).sort()).toEqual(indexes.map((index) => `index/${index}`).sort());
+    expect([...new Set(others.flatMap(resourcesOf))]).toEqual(['table']);
+    expect(queries.every((statement) => [statement.Action].flat().length === 1)).toBe(true);
   });
 
   it('gives the outbox relay the table’s stream and no action on items', () => {

@@ -9,6 +9,7 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { createHandler as createCheckoutHandler } from '../../functions/transactions-checkout-intent';
 import { transactionDeps } from '../../lib/adapters';
 import { httpRoute } from '../../lib/http/chain';
@@ -127,6 +128,57 @@ describe('a business answer whose idempotency record cannot be completed', () =>
     expect(response.statusCode).toBe(409);
     expect(JSON.parse(response.body ?? '')).toEqual({ error: expect.any(String), code: 'CLIENT_EXISTS' });
   });
+});
+
+/**
+ * Sends the next call of `command` on an idempotency record to a server that accepts the connection and never
+ * answers (a table that hangs instead of refusing); every other call goes to DynamoDB Local.
+ */
+async function hangIdempotencyWrite(command: 'UpdateItemCommand' | 'DeleteItemCommand'): Promise<{ hung: () => number; close: () => void }> {
+  const sockets: Socket[] = [];
+  const blackHole = createServer((socket) => sockets.push(socket));
+  await new Promise<void>((listening) => blackHole.listen(0, '127.0.0.1', listening));
+  const { port } = blackHole.address() as AddressInfo;
+  let hung = 0;
+  dynamoClient.middlewareStack.add(
+    (next, context) => async (args) => {
+      const key = (args.input as { Key?: { pk?: { S?: string } } }).Key;
+      const request = args.request as { hostname: string; port?: number };
+      if (context.commandName === command && key?.pk?.S?.startsWith('IDEMPOTENCY#') === true && hung === 0) {
+        hung++;
+        request.hostname = '127.0.0.1';
+        request.port = port;
+      }
+      return next(args);
+    },
+    { step: 'finalizeRequest', name: FAULT },
+  );
+  return {
+    hung: () => hung,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      blackHole.close();
+    },
+  };
+}
+
+describe('an idempotency record whose table hangs instead of refusing', () => {
+  it('gives up on it within the function’s time left and answers the 201 the handler reached', async () => {
+    const route = httpRoute({ access: 'partner-mutation', partnerOnly: true }, async () => ({ status: 201, body: { created: true } }));
+    const fault = await hangIdempotencyWrite('UpdateItemCommand');
+    try {
+      const startedAt = Date.now();
+      const response = await route(signedEvent('/api/v1/test/hang', '{}', randomUUID()), contextWithRemaining(2_500));
+      const tookMs = Date.now() - startedAt;
+
+      expect(fault.hung()).toBe(1);
+      expect(response.statusCode).toBe(201);
+      // Within the 2.5 s the function had: the SDK alone would wait 5 s per attempt, three attempts.
+      expect(tookMs).toBeLessThan(2_500);
+    } finally {
+      fault.close();
+    }
+  }, 30_000);
 });
 
 describe('a checkout whose idempotency record cannot be completed', () => {

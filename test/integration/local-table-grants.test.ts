@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { DescribeTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { invokeFunction } from '../../infra/local/lambda-adapter';
 import { enforceTableGrants } from '../../infra/local/table-grants';
@@ -44,6 +44,23 @@ describe('the local table grants', () => {
 
     await expect(asFunction('processor-webhook', () => client.send(new TransactWriteItemsCommand({ TransactItems: [put, check] })))).resolves.toBeDefined();
     await expect(asFunction('processor-webhook', () => client.send(new TransactWriteItemsCommand({ TransactItems: [put, remove] })))).rejects.toEqual(denied('DeleteItem'));
+  });
+
+  it('holds a function limited to some indexes to them: the outbox sweep queries gsi2, never the table or another index', async () => {
+    const query = (IndexName?: string) => () =>
+      client.send(
+        new QueryCommand({
+          TableName: tableName,
+          ...(IndexName === undefined ? {} : { IndexName }),
+          KeyConditionExpression: `${IndexName ?? ''}pk = :pk`,
+          ExpressionAttributeValues: { ':pk': { S: 'NOTHING' } },
+        }),
+      );
+
+    await expect(asFunction('outbox-sweep', query('gsi2'))).resolves.toMatchObject({ Count: 0 });
+    await expect(asFunction('outbox-sweep', query('gsi1'))).rejects.toEqual(denied('Query'));
+    await expect(asFunction('outbox-sweep', query())).rejects.toEqual(denied('Query'));
+    await expect(asFunction('transactions-list', query('gsi1'))).resolves.toMatchObject({ Count: 0 });
   });
 
   it('refuses a function with no declared grant anything, and checks nothing outside an invocation', async () => {

@@ -61,6 +61,15 @@ describe('verifyStripeEvent: what is INVALID_WEBHOOK_JSON', () => {
     expect(verify(notJson, signatureHeader(SECRET, notJson, nowSeconds + 301))).toThrow(invalidSignature);
   });
 
+  it('refuses a future-dated signature however its timestamp is written (a second t, a sign), as the SDK reads it', () => {
+    const future = signatureHeader(SECRET, event, nowSeconds + 3_600);
+
+    expect(verify(event, future)).toThrow(invalidSignature);
+    expect(verify(event, `t=0,${future}`)).toThrow(invalidSignature);
+    expect(verify(event, future.replace('t=', 't=+'))).toThrow(invalidSignature);
+    expect(verify(event, future.replace('t=', 't=0'))).toThrow(invalidSignature);
+  });
+
   it('still accepts a well-signed event', () => {
     expect(verify(event, signatureHeader(SECRET, event, nowSeconds))()).toMatchObject({ kind: 'transaction', id: 'evt_1', status: 'succeeded' });
   });

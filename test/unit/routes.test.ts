@@ -45,14 +45,14 @@ describe('the route table', () => {
     expect('route' in malformed && malformed.pathParameters).toEqual({ svc_tx_id: '%ZZ' });
   });
 
-  it('gives the webhook admin routes least privilege: only endpoint creation seals a secret, none opens one', () => {
+  it('gives the webhook admin routes least privilege: only endpoint creation seals a secret, none opens one, only removal deletes', () => {
     const accessOf = (name: string) => routes.find((route) => route.name === name)?.access;
 
-    expect(accessOf('admin-webhook-endpoints-create')).toEqual({ table: 'readWrite', kms: ['encrypt'] });
+    expect(accessOf('admin-webhook-endpoints-create')).toEqual({ table: 'items', kms: ['encrypt'] });
     expect(accessOf('admin-webhook-endpoints-list')).toEqual({ table: 'read' });
     expect(accessOf('admin-webhook-endpoints-delete')).toEqual({ table: 'readWrite' });
     expect(accessOf('admin-webhook-deliveries-list')).toEqual({ table: 'read', cursorKey: true });
-    expect(accessOf('admin-webhook-deliveries-resend')).toEqual({ table: 'readWrite' });
+    expect(accessOf('admin-webhook-deliveries-resend')).toEqual({ table: 'items' });
     expect(accessOf('admin-audit-events-list')).toEqual({ table: 'read', cursorKey: true });
     const resolved = resolveRoute('POST', '/api/v1/admin/webhook-deliveries/dlv_1/resend');
     expect('route' in resolved && resolved.pathParameters).toEqual({ id: 'dlv_1' });
