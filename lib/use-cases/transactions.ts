@@ -216,7 +216,7 @@ async function visibleTransaction(
  * (a partner suspended since `initialize` takes no payment); the intent must exist at the processor and match
  * the transaction's amount and currency, and its `svc_tx_id`/`partner_id` metadata, where present, must name
  * this transaction and its partner (400 VALIDATION_ERROR: an intent made for another transaction or partner
- * cannot be taken over by someone who knows its id and amount); then initialized -> pending and the intent
+ * cannot be taken over by someone who knows its id and amount, and answers as one that does not exist); then initialized -> pending and the intent
  * link in one conditional TransactWriteItems (which re-checks the gate). Attaching the same intent again
  * answers the same result; a transaction past `initialized` is 409 TX_NOT_INITIALIZED.
  */
@@ -230,13 +230,13 @@ export async function attachIntent(
   if (transaction.status !== 'initialized') throw errors.txNotInitialized();
   await resolvePayee(deps, caller, transaction.partnerId, transaction.clientId);
   const intent = await deps.processor.retrievePaymentIntent(input.paymentIntentId);
-  if (intent === undefined) throw invalidIntent('No such payment intent at the processor');
+  // An intent made for another transaction or partner answers exactly as one that does not exist, and before
+  // anything about it is compared: its existence, amount and currency are another partner's to know.
+  const { svc_tx_id: intentTxId, partner_id: intentPartnerId } = intent?.metadata ?? {};
+  const isOthers = (intentTxId !== undefined && intentTxId !== transaction.svcTxId) || (intentPartnerId !== undefined && intentPartnerId !== transaction.partnerId);
+  if (intent === undefined || isOthers) throw invalidIntent('No such payment intent for this transaction at the processor');
   if (intent.amountMinor !== transaction.amountMinor || intent.currency !== transaction.currency) {
     throw invalidIntent("The payment intent's amount or currency does not match the transaction");
-  }
-  const { svc_tx_id: intentTxId, partner_id: intentPartnerId } = intent.metadata;
-  if ((intentTxId !== undefined && intentTxId !== transaction.svcTxId) || (intentPartnerId !== undefined && intentPartnerId !== transaction.partnerId)) {
-    throw invalidIntent('The payment intent belongs to another transaction or partner');
   }
   if (intent.status === 'canceled') throw invalidIntent('The payment intent is canceled');
   const now = new Date().toISOString();

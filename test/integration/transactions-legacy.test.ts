@@ -110,6 +110,26 @@ describe('legacy flow', () => {
     expect(accepted.body).toEqual({ svc_tx_id: tx.body.svc_tx_id, status: 'pending', processor_payment_intent_id: matching.id });
   });
 
+  it("answers another partner's intent exactly as one the processor does not know, whatever its amount: nothing of it leaks", async () => {
+    // Arrange: another partner's intent, in another amount than this transaction's, and one in the same
+    const tx = await initialize();
+    const theirs = (amount: number) =>
+      stripe.paymentIntents.create({ amount, currency: 'jpy', metadata: { svc_tx_id: 'svc_tx_theirs', partner_id: 'ptr_someoneelse00000000000000' } });
+    const [otherAmount, sameAmount] = [await theirs(999), await theirs(1500)];
+
+    // Act
+    const answers = [
+      await attach(tx.body.svc_tx_id, otherAmount.id),
+      await attach(tx.body.svc_tx_id, sameAmount.id),
+      await attach(tx.body.svc_tx_id, 'pi_000000000000000000000000'),
+    ];
+
+    // Assert: three identical refusals
+    const [first, ...rest] = answers.map((response) => ({ status: response.status, body: response.body }));
+    expect(first).toMatchObject({ status: 400, body: { code: 'VALIDATION_ERROR' } });
+    for (const answer of rest) expect(answer).toEqual(first);
+  });
+
   it('refuses an intent already linked to another transaction', async () => {
     const first = await initialize();
     const second = await initialize();
