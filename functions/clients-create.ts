@@ -4,7 +4,7 @@ import { toMinorUnits } from '../lib/domain/money';
 import { CLIENT_STATUSES, FLAT_FEE_CURRENCY } from '../lib/domain/partner';
 import { httpRoute } from '../lib/http/chain';
 import { presentClient } from '../lib/http/presenters';
-import { identifier, percentage, text } from '../lib/http/schemas';
+import { clientIdentifier, percentage, text } from '../lib/http/schemas';
 import { registerClient } from '../lib/use-cases/clients';
 
 /** Dollars on the API (0-10, whole cents), cents inside: converted exactly, never as `dollars * 100` on a double. */
@@ -21,7 +21,7 @@ const flatFeeCents = z
 const Body = z.strictObject({
   /** Not sent by partners (the key decides); tolerated only when it names the key's own partner. */
   partner_id: z.string().optional(),
-  client_id: identifier(3, 128),
+  client_id: clientIdentifier,
   legal_name: text(2, 200),
   status: z.enum(CLIENT_STATUSES).default('active'),
   partner_fee_percentage: percentage.nullable().default(null),

@@ -6,9 +6,12 @@ import { httpRoute } from '../lib/http/chain';
 import { presentBranding, presentCheckout } from '../lib/http/presenters';
 import { CheckoutBody, toNewCheckout } from '../lib/http/transaction-schemas';
 import { transactionDeps } from '../lib/adapters/transactions';
-import { createCheckoutIntent } from '../lib/use-cases/transactions';
+import { type CheckoutResult, createCheckoutIntent, withKnownPayee } from '../lib/use-cases/transactions';
 
-export const handler = httpRoute({ access: 'partner-mutation', body: CheckoutBody }, async ({ caller, body, idempotency }) => {
-  const result = await createCheckoutIntent(transactionDeps, caller, toNewCheckout(body), idempotency);
-  return { status: 201, body: { ...presentCheckout(result), branding: presentBranding(result.partner) } };
+const present = (result: CheckoutResult) => ({ ...presentCheckout(result), branding: presentBranding(result.partner) });
+
+export const handler = httpRoute({ access: 'partner-mutation', body: CheckoutBody, prefetchPayee: true }, async ({ caller, body, idempotency, payee }) => {
+  const answer = (result: CheckoutResult) => idempotency.answer(201, present(result));
+  const result = await createCheckoutIntent(withKnownPayee(transactionDeps, payee), caller, toNewCheckout(body), idempotency, answer);
+  return { status: 201, body: present(result) };
 });

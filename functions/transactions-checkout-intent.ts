@@ -3,13 +3,13 @@ import { httpRoute } from '../lib/http/chain';
 import { presentCheckout } from '../lib/http/presenters';
 import { CheckoutBody, toNewCheckout } from '../lib/http/transaction-schemas';
 import { transactionDeps } from '../lib/adapters/transactions';
-import { createCheckoutIntent, type TransactionDeps } from '../lib/use-cases/transactions';
+import { type CheckoutResult, createCheckoutIntent, type TransactionDeps, withKnownPayee } from '../lib/use-cases/transactions';
 
 /** The handler over given adapters (tests inject faults); `handler` uses the real ones. */
 export const createHandler = (deps: TransactionDeps) =>
-  httpRoute({ access: 'partner-mutation', body: CheckoutBody }, async ({ caller, body, idempotency }) => ({
-    status: 201,
-    body: presentCheckout(await createCheckoutIntent(deps, caller, toNewCheckout(body), idempotency)),
-  }));
+  httpRoute({ access: 'partner-mutation', body: CheckoutBody, prefetchPayee: true }, async ({ caller, body, idempotency, payee }) => {
+    const answer = (result: CheckoutResult) => idempotency.answer(201, presentCheckout(result));
+    return { status: 201, body: presentCheckout(await createCheckoutIntent(withKnownPayee(deps, payee), caller, toNewCheckout(body), idempotency, answer)) };
+  });
 
 export const handler = createHandler(transactionDeps);

@@ -2,16 +2,21 @@
 import { httpRoute } from '../lib/http/chain';
 import { InitializeBody } from '../lib/http/transaction-schemas';
 import { transactionStoreDeps } from '../lib/adapters/transaction-store';
-import { initializeTransaction } from '../lib/use-cases/transactions';
+import type { Transaction } from '../lib/domain/transaction';
+import { initializeTransaction, withKnownPayee } from '../lib/use-cases/transactions';
 
-export const handler = httpRoute({ access: 'partner-mutation', body: InitializeBody }, async ({ caller, body, idempotency }) => {
-  const transaction = await initializeTransaction(transactionStoreDeps, caller, {
+const present = (transaction: Transaction) => ({ svc_tx_id: transaction.svcTxId, status: transaction.status });
+
+export const handler = httpRoute({ access: 'partner-mutation', body: InitializeBody, prefetchPayee: true }, async ({ caller, body, idempotency, payee }) => {
+  const input = {
     partnerId: body.partner_id,
     clientId: body.client_id,
     amountMinor: body.amountMinor,
     currency: body.currency,
     partnerReference: body.partner_reference,
     meta: body.meta,
-  }, idempotency);
-  return { status: 201, body: { svc_tx_id: transaction.svcTxId, status: transaction.status } };
+  };
+  const answer = (created: Transaction) => idempotency.answer(201, present(created));
+  const transaction = await initializeTransaction(withKnownPayee(transactionStoreDeps, payee), caller, input, idempotency, answer);
+  return { status: 201, body: present(transaction) };
 });

@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { FUNCTION_TIMEOUT_SECONDS, fallbackRoute, resolveRoute, routeKey } from '../routes';
-import { invokeFunction, toHttpApiEvent, writeLambdaResult } from './lambda-adapter';
+import { type InvocationUsage, invokeFunction, toHttpApiEvent, writeLambdaResult } from './lambda-adapter';
 import { closeGracefully, listen, readBody } from './http-server';
 import { loadFunction } from './load-function';
 
@@ -83,5 +83,20 @@ async function handle(req: IncomingMessage): Promise<unknown> {
     matched?.pathParameters,
   );
   const handler = await loadFunction<LambdaHandler>(functionName);
-  return invokeFunction(handler, event, functionName, TIMEOUT_MS);
+  const usage: InvocationUsage = { dynamodbCalls: 0 };
+  const result = await invokeFunction(handler, event, functionName, TIMEOUT_MS, usage);
+  return withUsage(result, usage);
+}
+
+/**
+ * Local only: the DynamoDB calls the function made, in `x-local-dynamodb-calls` (what `npm run bench` and the
+ * tests count per request; API Gateway sends no such header). A result that is not a structured response is
+ * left as it is (API Gateway turns it into a 200 JSON body).
+ */
+export const DYNAMODB_CALLS_HEADER = 'x-local-dynamodb-calls';
+
+function withUsage(result: unknown, usage: InvocationUsage): unknown {
+  if (typeof result !== 'object' || result === null || !('statusCode' in result)) return result;
+  const { headers } = result as { headers?: Record<string, string> };
+  return { ...result, headers: { ...headers, [DYNAMODB_CALLS_HEADER]: String(usage.dynamodbCalls) } };
 }

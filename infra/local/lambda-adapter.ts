@@ -134,15 +134,32 @@ export function invokedFunctionName(): string | undefined {
   return invokeStore.getContext()?.[FUNCTION_NAME] as string | undefined;
 }
 
-/** One invocation of `handler`, as Lambda makes it: a fresh context (deadline `timeoutMs` from now) and invoke scope. */
+/** Where an invocation's scope holds what it used (its {@link InvocationUsage}). */
+const USAGE = Symbol('usage');
+
+/** What one invocation used: counted by the local runtime (the table grants' middleware counts DynamoDB calls). */
+export interface InvocationUsage {
+  dynamodbCalls: number;
+}
+
+/** The usage of the invocation the caller runs in, or undefined outside any invocation. */
+export function invocationUsage(): InvocationUsage | undefined {
+  return invokeStore.getContext()?.[USAGE] as InvocationUsage | undefined;
+}
+
+/**
+ * One invocation of `handler`, as Lambda makes it: a fresh context (deadline `timeoutMs` from now) and invoke
+ * scope. `usage`, when given, is filled in as the invocation runs.
+ */
 export function invokeFunction<Event, Result>(
   handler: (event: Event, context: Context) => Promise<Result>,
   event: Event,
   functionName: string,
   timeoutMs: number,
+  usage: InvocationUsage = { dynamodbCalls: 0 },
 ): Promise<Result> {
   const context = lambdaContext(functionName, timeoutMs);
-  const scope = { [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: context.awsRequestId, [FUNCTION_NAME]: functionName };
+  const scope = { [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: context.awsRequestId, [FUNCTION_NAME]: functionName, [USAGE]: usage };
   return invokeStore.run(scope, () => handler(event, context));
 }
 

@@ -6,16 +6,21 @@
  */
 import { DynamoDBServiceException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { actionsOfRequest, queryIndexesOf, tableActionsOf } from '../table-grants';
-import { invokedFunctionName } from './lambda-adapter';
+import { invocationUsage, invokedFunctionName } from './lambda-adapter';
 
 const MIDDLEWARE_NAME = 'localTableGrants';
 
-/** Checks every call `client` makes inside an invocation against the invoked function's grant (once per client). */
+/**
+ * Checks every call `client` makes inside an invocation against the invoked function's grant, and counts it in
+ * the invocation's usage (once per client). A call the SDK retries counts once: it is one call of the code.
+ */
 export function enforceTableGrants(client: DynamoDBClient): void {
   if (client.middlewareStack.identify().some((entry) => entry.startsWith(`${MIDDLEWARE_NAME} `))) return;
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const functionName = invokedFunctionName();
+      const usage = invocationUsage();
+      if (usage !== undefined) usage.dynamodbCalls++;
       if (functionName !== undefined) {
         const granted = tableActionsOf(functionName) ?? [];
         const refused = actionsOfRequest(context.commandName ?? '', args.input).filter((action) => !(granted as readonly string[]).includes(action));

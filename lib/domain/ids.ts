@@ -2,15 +2,29 @@
  * Identifiers: a prefix naming the entity, then random lowercase base32 (Crockford alphabet: no i, l, o, u),
  * so ids are unguessable, URL-safe and recognisable in logs. 24 characters carry 120 bits of randomness.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-export function randomBase32(length = 24): string {
-  const bytes = randomBytes(length);
+/** `length` base32 characters, one from each of the first `length` bytes (their low 5 bits). */
+function base32(bytes: Uint8Array, length: number): string {
   let out = '';
   for (let i = 0; i < length; i++) out += ALPHABET[(bytes[i] ?? 0) & 31];
   return out;
+}
+
+export const randomBase32 = (length = 24): string => base32(randomBytes(length), length);
+
+/**
+ * The `svc_tx_id` of a payment attempt, derived from its idempotency scope (decisions.md §4: the partner it acts
+ * for, the route, the `idempotency-key` and the SHA-256 of the body), so that every try of one attempt (a retry
+ * after a crash, a timeout or a released key) names the same transaction and the same processor intent without
+ * a reservation write, and a different body under the same key names another. 120 bits of a SHA-256: no two
+ * attempts meet. Past the idempotency record's 24 hours, the same key and body still name the same transaction.
+ */
+export function svcTxIdOf(scope: { owner: string; endpoint: string; idempotencyKey: string; fingerprint: string }): string {
+  const digest = createHash('sha256').update([scope.owner, scope.endpoint, scope.idempotencyKey, scope.fingerprint].join('\n')).digest();
+  return `svc_tx_${base32(digest, 24)}`;
 }
 
 /** Whether `value` has the form of a partner id (`ptr_` + 24 base32 characters): anything else names no partner. */

@@ -48,6 +48,18 @@ export interface Client {
   updatedAt: string;
 }
 
+/** A payee a request names: a partner and one of its clients. */
+export interface PayeeIds {
+  partnerId: string;
+  clientId: string;
+}
+
+/** A payee as read (strongly consistent) for one request: either may be missing. */
+export interface KnownPayee extends PayeeIds {
+  partner: Partner | undefined;
+  client: Client | undefined;
+}
+
 /** The currency of a client's flat fee: it is charged on payments in this currency only. */
 export const FLAT_FEE_CURRENCY = currencyCode('USD');
 

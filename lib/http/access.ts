@@ -14,6 +14,7 @@ import { hashApiKey, signatureMatches } from '../auth/credentials';
 import { config } from '../config';
 import { isPartnerId } from '../domain/ids';
 import type { Caller } from '../domain/caller';
+import type { PayeeIds } from '../domain/partner';
 import { errors, fieldValidationError, ServiceError } from '../domain/errors';
 import { countMetric, logger } from '../observability';
 import { SECRET_PURPOSE, secretBox } from '../secrets';
@@ -25,9 +26,11 @@ import {
   type StoredResponse,
 } from '../store/idempotency';
 import { getPartner } from '../store/partners';
+import { findApiKeyAndPayee } from '../store/payees';
 import { countRequest, rateLimitClock } from '../store/rate-limits';
 import type { ChainMiddleware, ChainRequest } from './middlewares';
 import { errorResult, toHttpResponse } from './response';
+import { clientIdentifier } from './schemas';
 import type { IdempotencyLease, RequestState } from './types';
 
 /** `Authorization: Bearer <jwt>` with `role: admin`. The verifier is built at cold start. */
@@ -46,25 +49,49 @@ export function adminToken(): ChainMiddleware {
  * `x-api-key`: 401 API_KEY_MISSING / API_KEY_INVALID; a partner key brings its partner (404
  * PARTNER_NOT_FOUND if it no longer exists); `partnerOnly` routes refuse platform keys (403).
  */
-export function apiKey(options: { partnerOnly: boolean }): ChainMiddleware {
+export function apiKey(options: { partnerOnly: boolean; prefetchPayee: boolean }): ChainMiddleware {
   return {
     before: async (request: ChainRequest) => {
+      const { svc } = request.context;
       const presented = request.event.headers['x-api-key'];
       if (presented === undefined || presented.trim() === '') throw errors.apiKeyMissing();
-      const stored = await findApiKey(hashApiKey(presented.trim()));
+      const keyHash = hashApiKey(presented.trim());
+      const named = options.prefetchPayee ? namedPayee(svc.rawBody) : undefined;
+      const { apiKey: stored, payee } = named === undefined ? { apiKey: await findApiKey(keyHash), payee: undefined } : await findApiKeyAndPayee(keyHash, named);
       if (stored === undefined) throw errors.apiKeyInvalid();
-      request.context.svc.apiKey = stored;
+      svc.apiKey = stored;
+      svc.payee = payee;
       logger.appendKeys({ key_id: stored.keyId, ...(stored.partnerId === undefined ? {} : { partner_id: stored.partnerId }) });
       if (stored.scope === 'platform') {
         if (options.partnerOnly) throw errors.apiKeyScopeForbidden('This route needs a partner-scoped API key');
-        request.context.svc.caller = { kind: 'platform', keyId: stored.keyId };
+        svc.caller = { kind: 'platform', keyId: stored.keyId };
         return;
       }
-      const partner = stored.partnerId === undefined ? undefined : await getPartner(stored.partnerId);
+      // The key's own partner: read with the key when the body names it (the usual case), else now.
+      const partner =
+        stored.partnerId === undefined ? undefined : payee?.partnerId === stored.partnerId ? payee.partner : await getPartner(stored.partnerId);
       if (partner === undefined) throw errors.partnerNotFound();
-      request.context.svc.caller = { kind: 'partner', keyId: stored.keyId, partner };
+      svc.caller = { kind: 'partner', keyId: stored.keyId, partner };
     },
   };
+}
+
+/**
+ * The payee a payment body names, read from the raw body before it is validated: only ids of the shape the
+ * body's schema takes (a partner id, a client id without `#`), so the read can only be of a partner and one of
+ * its clients. Anything else names none (the body then fails validation anyway).
+ */
+function namedPayee(rawBody: string): PayeeIds | undefined {
+  let body: { partner_id?: unknown; client_id?: unknown } | null;
+  try {
+    body = JSON.parse(rawBody) as typeof body;
+  } catch {
+    return undefined;
+  }
+  const partnerId = body?.partner_id;
+  const clientId = body?.client_id;
+  if (!isPartnerId(partnerId) || !clientIdentifier.safeParse(clientId).success) return undefined;
+  return { partnerId, clientId: clientId as string };
 }
 
 /**
@@ -118,7 +145,14 @@ export function rateLimit(): ChainMiddleware {
 async function rateLimitOf(svc: RequestState): Promise<number> {
   const owner = ownerOf(svc);
   // No read for an owner that cannot be a partner (a platform key whose body names none).
-  const partner = svc.caller.kind === 'partner' ? svc.caller.partner : isPartnerId(owner) ? await getPartner(owner) : undefined;
+  const partner =
+    svc.caller.kind === 'partner'
+      ? svc.caller.partner
+      : !isPartnerId(owner)
+        ? undefined
+        : svc.payee?.partnerId === owner
+          ? svc.payee.partner
+          : await getPartner(owner);
   return partner?.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE;
 }
 
@@ -204,11 +238,16 @@ export function idempotency(): ChainMiddleware {
       const response = request.response;
       if (lease === undefined || response === undefined || response === null) return;
       const statusCode = response.statusCode ?? 200;
-      await settleKey(lease, statusCode >= 500 ? 'release' : { statusCode, body: response.body ?? '' }, request.context);
+      const body = response.body ?? '';
+      // Already completed with this very answer, in the handler's own write.
+      const folded = request.context.svc.foldedCompletion;
+      if (folded?.committed === true && folded.response.statusCode === statusCode && folded.response.body === body) return;
+      await settleKey(lease, statusCode >= 500 ? 'release' : { statusCode, body }, request.context);
     },
     onError: async (request: ChainRequest) => {
       const lease = request.context.svc?.idempotency;
-      if (lease === undefined) return;
+      // No key, or one already completed in the handler's own write: that stored answer is the truth a retry gets.
+      if (lease === undefined || request.context.svc.foldedCompletion?.committed === true) return;
       const result = errorResult(request.error);
       const isValidationFailure = request.error instanceof ServiceError && request.error.code === 'VALIDATION_ERROR';
       const isRefusal = result.status === 401 || result.status === 403;

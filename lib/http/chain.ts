@@ -40,7 +40,8 @@ import { MAX_BODY_BYTES } from './json-limits';
 import { bodySize, type ChainMiddleware, cors, errorMapper, jsonBody, requestState, validation } from './middlewares';
 import { toHttpResponse } from './response';
 import type { IdempotencyScope } from '../domain/caller';
-import type { ChainContext, HttpEvent, HttpRequest, HttpResponse, HttpResult } from './types';
+import type { FoldedCompletion } from '../store/idempotency';
+import type { ChainContext, HttpEvent, HttpRequest, HttpResponse, HttpResult, IdempotencyLease, RequestState } from './types';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
 
@@ -58,6 +59,11 @@ export interface RouteOptions<
   /** Refuse platform-wide API keys (403 API_KEY_SCOPE_FORBIDDEN): routes that act for the key's own partner. */
   partnerOnly?: boolean;
   /**
+   * The body names a payee (`partner_id`, `client_id`: the payment routes): the API key step reads it with the
+   * key, in one BatchGetItem, and the handler gets it as `payee` (see `apiKey` in `access.ts`).
+   */
+  prefetchPayee?: boolean;
+  /**
    * The most UTF-8 bytes of raw body the route takes (413 PAYLOAD_TOO_LARGE above), checked before any parse.
    * Defaults to {@link MAX_BODY_BYTES} on a route with a `body` schema. A route that reads its raw body itself
    * (the processor webhook: Stripe's events are larger) sets its own; without one it has no limit but the API's.
@@ -69,8 +75,18 @@ export interface RouteOptions<
   params?: P;
 }
 
+/**
+ * What a partner mutation's handler gets of its idempotency key: the scope it runs under (decisions.md §4), and
+ * `answer`, which makes the answer it will give (`status`, `body`) the key's stored replay, for the use case to
+ * write together with its work (a transaction created): then the chain does not complete the key separately.
+ * The handler must answer exactly that (the chain checks, and completes the key itself on any difference).
+ */
+export interface HandlerIdempotency extends IdempotencyScope {
+  answer(status: number, body: unknown): FoldedCompletion;
+}
+
 /** Partner mutations always run under an idempotency scope; other routes have none. */
-type ScopeOf<A extends Access> = A extends 'partner-mutation' ? IdempotencyScope : undefined;
+type ScopeOf<A extends Access> = A extends 'partner-mutation' ? HandlerIdempotency : undefined;
 
 export type RouteHandler<A extends Access, B, Q, P> = (
   request: HttpRequest<Infer<B>, Infer<Q>, Infer<P>, ScopeOf<A>>,
@@ -98,7 +114,7 @@ export function httpRoute<
     const result = await runWithDeadline(deadline, () => handle({
       requestId: svc.requestId,
       caller: svc.caller,
-      idempotency: (svc.idempotency === undefined ? undefined : scopeOf(svc.idempotency)) as ScopeOf<A>,
+      idempotency: (svc.idempotency === undefined ? undefined : handlerIdempotency(svc, svc.idempotency)) as ScopeOf<A>,
       method: event.requestContext.http.method,
       path: event.rawPath,
       body: svc.body as Infer<B>,
@@ -106,6 +122,7 @@ export function httpRoute<
       params: svc.params as Infer<P>,
       headers: event.headers,
       rawBody: svc.rawBody,
+      payee: svc.payee,
     }));
     return toHttpResponse(result, svc.requestId);
   };
@@ -140,7 +157,20 @@ async function cleanUpAfterEarlyResponse(request: Request): Promise<void> {
   if ('earlyResponse' in request) await cleanupMiddlewares(request);
 }
 
-const scopeOf = ({ owner, endpoint, idempotencyKey, fingerprint }: IdempotencyScope): IdempotencyScope => ({ owner, endpoint, idempotencyKey, fingerprint });
+function handlerIdempotency(svc: RequestState, lease: IdempotencyLease): HandlerIdempotency {
+  const { owner, endpoint, idempotencyKey, fingerprint } = lease;
+  return {
+    owner,
+    endpoint,
+    idempotencyKey,
+    fingerprint,
+    answer: (status, body) => {
+      // Serialised as `toHttpResponse` serialises it, so the replay is byte for byte the answer.
+      svc.foldedCompletion = { lease, response: { statusCode: status, body: body === undefined ? '' : JSON.stringify(body) }, committed: false };
+      return svc.foldedCompletion;
+    },
+  };
+}
 
 /** Step 4: the raw body's size, on a route that takes a body (default limit) or sets a limit of its own. */
 function sizeStep(options: { body?: z.ZodType | undefined; maxBodyBytes?: number | undefined }): ChainMiddleware[] {
@@ -148,16 +178,16 @@ function sizeStep(options: { body?: z.ZodType | undefined; maxBodyBytes?: number
   return options.body === undefined ? [] : [bodySize(MAX_BODY_BYTES)];
 }
 
-function accessSteps(options: { access: Access; partnerOnly?: boolean | undefined }): ChainMiddleware[] {
-  const partnerOnly = options.partnerOnly ?? false;
+function accessSteps(options: { access: Access; partnerOnly?: boolean | undefined; prefetchPayee?: boolean | undefined }): ChainMiddleware[] {
+  const keyOptions = { partnerOnly: options.partnerOnly ?? false, prefetchPayee: options.prefetchPayee ?? false };
   switch (options.access) {
     case 'public':
       return [];
     case 'admin':
       return [adminToken()];
     case 'partner-read':
-      return [apiKey({ partnerOnly })];
+      return [apiKey(keyOptions)];
     case 'partner-mutation':
-      return [apiKey({ partnerOnly }), hmacSignature(), rateLimit(), idempotencyKeyHeader(), idempotency()];
+      return [apiKey(keyOptions), hmacSignature(), rateLimit(), idempotencyKeyHeader(), idempotency()];
   }
 }

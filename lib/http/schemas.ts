@@ -39,6 +39,9 @@ export const identifier = (min: number, max: number) =>
     .refine((value) => !NOT_IN_IDENTIFIER.test(value), 'Must not contain "#", control, invisible formatting (zero-width, bidi) or line separator characters')
     .refine((value) => !EDGE_WHITESPACE.test(value), NO_EDGE_WHITESPACE);
 
+/** A merchant's `client_id` (3-128 characters), wherever a body or query carries one. */
+export const clientIdentifier = identifier(3, 128);
+
 /**
  * What no free text holds: controls (`\p{Cc}`: NUL, tab, newline, C1), line and paragraph separators, and the
  * bidi controls (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069), which reorder how the text around them is

@@ -5,7 +5,7 @@ import { TRANSACTION_STATUSES } from '../domain/transaction';
 import { PAYMENT_INTENT_ID } from '../processor/port';
 import type { NewCheckout } from '../use-cases/transactions';
 import { exceededLimit, isJsonObject, type JsonObject } from './json-limits';
-import { identifier, instant, PageQuery, text } from './schemas';
+import { clientIdentifier, instant, PageQuery, text } from './schemas';
 
 /**
  * `meta`: any JSON object within decisions.md §5's limits, kept exactly as sent (the object JSON.parse made,
@@ -33,7 +33,7 @@ const partnerReference = text(1, 255)
 
 const paymentFields = {
   partner_id: z.string().min(1).max(64),
-  client_id: identifier(3, 128),
+  client_id: clientIdentifier,
   amount: z.number(),
   currency: z.string(),
   partner_reference: partnerReference,

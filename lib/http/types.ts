@@ -1,6 +1,8 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { Caller, IdempotencyScope } from '../domain/caller';
+import type { KnownPayee } from '../domain/partner';
 import type { StoredApiKey } from '../store/api-keys';
+import type { FoldedCompletion } from '../store/idempotency';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResponse = APIGatewayProxyStructuredResultV2;
@@ -46,7 +48,11 @@ export interface RequestState {
   apiKey?: StoredApiKey;
   /** The partner a mutation acts for (rate limit and idempotency both use it; worked out once). */
   owner?: string;
+  /** The payee the body names, read with the API key (routes with `prefetchPayee`), whoever it belongs to. */
+  payee?: KnownPayee;
   idempotency?: IdempotencyLease;
+  /** The answer the handler had written with its work as the key's replay (`HandlerIdempotency.answer`). */
+  foldedCompletion?: FoldedCompletion;
   /** The exact request body as received (decoded from base64 when API Gateway encoded it); always valid UTF-8. */
   rawBody: string;
   /** The parsed JSON body, `undefined` when the request had none. */
@@ -74,4 +80,9 @@ export interface HttpRequest<TBody, TQuery, TParams, TIdempotency = IdempotencyS
   params: TParams;
   headers: Record<string, string | undefined>;
   rawBody: string;
+  /**
+   * Routes with `prefetchPayee`: the payee the body names, as read with the API key (`withKnownPayee` serves it
+   * to a use case instead of reading it again). Not yet checked against the caller: the use case does that.
+   */
+  payee: KnownPayee | undefined;
 }

@@ -17,7 +17,7 @@ export interface StoredApiKey {
   createdAt: string;
 }
 
-const toApiKey = (item: Record<string, unknown>): StoredApiKey => ({
+export const toApiKey = (item: Record<string, unknown>): StoredApiKey => ({
   keyId: item.keyId as string,
   keyHash: item.keyHash as string,
   scope: item.scope as KeyScope,

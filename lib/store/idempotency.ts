@@ -78,7 +78,39 @@ function toExisting(item: Record<string, unknown>): ExistingRecord {
   return { status: 'in_progress', fingerprint, lockExpiresAt: item.lockExpiresAt as number };
 }
 
-type LeaseKey = Pick<ClaimRequest, 'owner' | 'endpoint' | 'idempotencyKey' | 'lockToken'>;
+export type LeaseKey = Pick<ClaimRequest, 'owner' | 'endpoint' | 'idempotencyKey' | 'lockToken'>;
+
+/**
+ * A request's outcome stored as its key's replay in the same TransactWriteItems as the work itself (a
+ * transaction created): one write where there were two. The store sets `committed` once that write succeeds;
+ * until then (or if it never does: the work was already there, a retry's case) the chain completes the key itself.
+ */
+export interface FoldedCompletion {
+  lease: LeaseKey;
+  response: StoredResponse;
+  committed: boolean;
+}
+
+/** The TransactWriteItems item that completes `completion`'s key: as {@link completeIdempotencyKey}, on the lease it holds. */
+export function completionItem({ lease, response }: FoldedCompletion): object {
+  return { Update: completionUpdate(lease, response) };
+}
+
+function completionUpdate(lease: LeaseKey, response: StoredResponse) {
+  return {
+    TableName: tableName,
+    Key: keys.idempotency(lease.owner, lease.endpoint, lease.idempotencyKey),
+    UpdateExpression: 'SET #status = :completed, responseStatus = :statusCode, responseBody = :body REMOVE lockExpiresAt',
+    ConditionExpression: 'lockToken = :lockToken',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ':completed': 'completed',
+      ':statusCode': response.statusCode,
+      ':body': response.body,
+      ':lockToken': lease.lockToken,
+    },
+  };
+}
 
 /** How long a write that settles a key may take (`abortSignal`: the caller's time left); unbounded without it. */
 export interface SettleOptions {
@@ -87,24 +119,7 @@ export interface SettleOptions {
 
 /** Stores the response for replay; a no-op (returns false) if the lease was lost to another request. */
 export function completeIdempotencyKey(lease: LeaseKey, response: StoredResponse, options: SettleOptions = {}): Promise<boolean> {
-  return writeIfCondition(
-    documentClient.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: keys.idempotency(lease.owner, lease.endpoint, lease.idempotencyKey),
-        UpdateExpression: 'SET #status = :completed, responseStatus = :statusCode, responseBody = :body REMOVE lockExpiresAt',
-        ConditionExpression: 'lockToken = :lockToken',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':completed': 'completed',
-          ':statusCode': response.statusCode,
-          ':body': response.body,
-          ':lockToken': lease.lockToken,
-        },
-      }),
-      options,
-    ),
-  );
+  return writeIfCondition(documentClient.send(new UpdateCommand(completionUpdate(lease, response)), options));
 }
 
 /** Frees the key (the request failed validation or with a 5xx): the next attempt runs afresh. */

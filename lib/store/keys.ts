@@ -55,15 +55,6 @@ export const keys = {
     gsi2sk: timeOrdered(createdAt, svcTxId),
   }),
   /**
-   * A transaction-creating attempt (checkout, initialize), keyed like its idempotency record: holds the
-   * `svc_tx_id` chosen before anything is written or the processor is called, so a retry after a crash reuses
-   * it (and with it the processor's idempotency key) instead of creating a second transaction.
-   */
-  transactionAttempt: (owner: string, endpoint: string, idempotencyKey: string): TableKey => ({
-    pk: `ATTEMPT#${owner}#${endpoint}#${idempotencyKey}`,
-    sk: 'ATTEMPT',
-  }),
-  /**
    * Sparse settlement index: present only while an item waits for settlement (a succeeded, unsettled
    * transaction, or a pending negative adjustment), grouped by client and currency, oldest first.
    */

@@ -1,19 +1,38 @@
 /** A partner and one of its clients, read together: the payee of a payment. */
-import type { Client, Partner } from '../domain/partner';
+import type { Client, KnownPayee, Partner, PayeeIds } from '../domain/partner';
+import { type StoredApiKey, toApiKey } from './api-keys';
 import { batchGetAll } from './batch-get';
 import { toClient } from './clients';
-import { keys } from './keys';
+import { keys, type TableKey } from './keys';
 import { toPartner } from './partners';
 
 /** One strongly consistent BatchGetItem for both (either may be missing). */
 export async function getPayee(partnerId: string, clientId: string): Promise<{ partner: Partner | undefined; client: Client | undefined }> {
-  const partnerKey = keys.partner(partnerId);
-  const clientKey = keys.client(partnerId, clientId);
-  const found = await batchGetAll([partnerKey, clientKey]);
-  const item = (key: { pk: string; sk: string }) => found.find((candidate) => candidate.pk === key.pk && candidate.sk === key.sk);
-  const partnerItem = item(partnerKey);
-  const clientItem = item(clientKey);
+  const { partner, client } = await readPayee({ partnerId, clientId });
+  return { partner, client };
+}
+
+/**
+ * The API key with the hash `keyHash` and, in the same strongly consistent BatchGetItem, the payee a request's
+ * body names: one call where there were three (key, partner, client). The payee is read before the key is
+ * checked, but nothing of it is used unless the key may act for that partner (the chain and the payment gate decide).
+ */
+export async function findApiKeyAndPayee(keyHash: string, named: PayeeIds): Promise<{ apiKey: StoredApiKey | undefined; payee: KnownPayee }> {
+  const keyItem = keys.apiKey(keyHash);
+  const { found, partner, client } = await readPayee(named, [keyItem]);
+  const apiKeyItem = found(keyItem);
+  return { apiKey: apiKeyItem === undefined ? undefined : toApiKey(apiKeyItem), payee: { ...named, partner, client } };
+}
+
+async function readPayee(named: PayeeIds, alsoRead: TableKey[] = []) {
+  const partnerKey = keys.partner(named.partnerId);
+  const clientKey = keys.client(named.partnerId, named.clientId);
+  const items = await batchGetAll([...alsoRead, partnerKey, clientKey]);
+  const found = (key: TableKey) => items.find((candidate) => candidate.pk === key.pk && candidate.sk === key.sk);
+  const partnerItem = found(partnerKey);
+  const clientItem = found(clientKey);
   return {
+    found,
     partner: partnerItem === undefined ? undefined : toPartner(partnerItem),
     client: clientItem === undefined ? undefined : toClient(clientItem),
   };

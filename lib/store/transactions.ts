@@ -1,12 +1,11 @@
-/** Transactions, their payment-intent links and the attempts that create them. */
-import type { IdempotencyScope } from '../domain/caller';
-import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+/** Transactions and their payment-intent links. */
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { errors, fieldValidationError } from '../domain/errors';
 import { currencyCode } from '../domain/money';
 import type { Transaction, TransactionStatus } from '../domain/transaction';
-import { failedConditions, failedItem } from './conditions';
+import { failedConditions } from './conditions';
+import { completionItem, type FoldedCompletion } from './idempotency';
 import { documentClient, tableName } from './dynamo';
-import { IDEMPOTENCY_TTL_SECONDS } from './idempotency';
 import { keys } from './keys';
 import { type Page, queryPage } from './paging';
 
@@ -100,17 +99,24 @@ function paymentWriteRefusal(error: unknown, items: readonly object[], withInten
 /**
  * Writes a new transaction, and, when it has one, the link from its payment intent, in one transaction:
  * both conditional on not existing (an intent can never belong to two transactions), and on the payee still
- * passing the payment gate.
+ * passing the payment gate. With `completion`, the request's idempotency key is completed in the same write
+ * (`completion.committed` once it is); a key whose lease another request has taken meanwhile refuses it all:
+ * 409 IDEMPOTENCY_KEY_IN_USE, nothing written.
  */
-export async function createTransaction(tx: Transaction): Promise<Transaction> {
+export async function createTransaction(tx: Transaction, completion?: FoldedCompletion): Promise<Transaction> {
   const items: object[] = [{ Put: { TableName: tableName, Item: transactionItem(tx), ConditionExpression: 'attribute_not_exists(pk)' } }];
   if (tx.processorPaymentIntentId !== null) items.push(intentLink(tx.processorPaymentIntentId, tx.svcTxId));
   items.push(...payeeStillActive(tx.partnerId, tx.clientId));
+  const written = items.length;
+  if (completion !== undefined) items.push(completionItem(completion));
   try {
     await documentClient.send(new TransactWriteCommand({ TransactItems: items as never }));
   } catch (error) {
-    throw paymentWriteRefusal(error, items, tx.processorPaymentIntentId !== null, () => new TransactionExists(tx.svcTxId));
+    const failed = failedConditions(error);
+    if (!failed.includes(0) && failed.includes(written)) throw errors.idempotencyKeyInUse(1);
+    throw paymentWriteRefusal(error, items.slice(0, written), tx.processorPaymentIntentId !== null, () => new TransactionExists(tx.svcTxId));
   }
+  if (completion !== undefined) completion.committed = true;
   return tx;
 }
 
@@ -201,34 +207,3 @@ export function listTransactions(
   });
 }
 
-/**
- * Records the `svc_tx_id` of an attempt (checkout, initialize) before anything is written or the processor is
- * called; a retry of the same attempt
- * (same body) gets the first one back, and with it the processor's idempotency key. A different body under
- * the same key only gets here when the idempotency step let it through (the earlier attempt failed validation
- * or with a 5xx, so no transaction was written): it starts a new attempt with a new `svc_tx_id`.
- */
-export async function reserveTransactionAttempt(
-  attempt: IdempotencyScope,
-  svcTxId: string,
-  nowMs: number,
-): Promise<string> {
-  const key = keys.transactionAttempt(attempt.owner, attempt.endpoint, attempt.idempotencyKey);
-  const nowSeconds = Math.floor(nowMs / 1000);
-  try {
-    await documentClient.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: { ...key, entity: 'transactionAttempt', svcTxId, fingerprint: attempt.fingerprint, expiresAt: nowSeconds + IDEMPOTENCY_TTL_SECONDS },
-        ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now OR fingerprint <> :fingerprint',
-        ExpressionAttributeValues: { ':now': nowSeconds, ':fingerprint': attempt.fingerprint },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return svcTxId;
-  } catch (error) {
-    const existing = failedItem(error);
-    if (existing === undefined) throw error;
-    return existing.svcTxId as string;
-  }
-}

@@ -5,8 +5,8 @@
 import { errors, fieldValidationError } from '../domain/errors';
 import { countMetric, logger } from '../observability';
 import type { CurrencyCode } from '../domain/money';
-import { newId } from '../domain/ids';
-import type { Partner } from '../domain/partner';
+import { newId, svcTxIdOf } from '../domain/ids';
+import type { KnownPayee, Partner } from '../domain/partner';
 import {
   assertClientCanTakePayment,
   assertPartnerCanTakePayment,
@@ -15,6 +15,7 @@ import {
 import { assertActsFor, type Caller, type IdempotencyScope } from '../domain/caller';
 import type { PaymentIntent, Processor } from '../processor/port';
 import type * as clients from '../store/clients';
+import type { FoldedCompletion } from '../store/idempotency';
 import type * as payees from '../store/payees';
 import * as transactions from '../store/transactions';
 
@@ -26,7 +27,7 @@ export interface TransactionDeps {
   processor: Processor;
   transactions: Pick<
     typeof transactions,
-    'createTransaction' | 'getTransaction' | 'attachPaymentIntent' | 'reserveTransactionAttempt' | 'listTransactions'
+    'createTransaction' | 'getTransaction' | 'attachPaymentIntent' | 'listTransactions'
   >;
   clients: Pick<typeof clients, 'getClient'>;
   payees: Pick<typeof payees, 'getPayee'>;
@@ -39,6 +40,23 @@ export type TransactionStoreDeps = Omit<TransactionDeps, 'processor'>;
 export interface BrandingDeps {
   processor: Pick<Processor, 'publishableKey'>;
   payees: TransactionDeps['payees'];
+}
+
+/**
+ * `deps` that answer reads of `known` (the payee a request's body named, read with its API key) from it instead
+ * of the table: the same strongly consistent values, read once. Reads of any other payee go to the table.
+ */
+export function withKnownPayee<D extends TransactionStoreDeps>(deps: D, known: KnownPayee | undefined): D {
+  if (known === undefined) return deps;
+  const isKnown = (partnerId: string, clientId: string) => partnerId === known.partnerId && clientId === known.clientId;
+  return {
+    ...deps,
+    clients: { getClient: async (partnerId, clientId) => (isKnown(partnerId, clientId) ? known.client : deps.clients.getClient(partnerId, clientId)) },
+    payees: {
+      getPayee: async (partnerId, clientId) =>
+        isKnown(partnerId, clientId) ? { partner: known.partner, client: known.client } : deps.payees.getPayee(partnerId, clientId),
+    },
+  };
 }
 
 export interface NewTransaction {
@@ -101,6 +119,12 @@ function newTransaction(
   };
 }
 
+/**
+ * How a route answers a use case's result, as the idempotent answer stored in the same write that creates it
+ * (the chain's `idempotency.answer`): given, the use case writes it with the transaction.
+ */
+export type Answer<R> = (result: R) => FoldedCompletion;
+
 export interface CheckoutResult {
   partner: Partner;
   transaction: Transaction;
@@ -111,7 +135,8 @@ export interface CheckoutResult {
 /**
  * POST /transactions/checkout-intent. Steps:
  *   1. the payment gate (partner and client checks), and both processor keys configured;
- *   2. reserve the attempt's `svc_tx_id` under the request's idempotency scope (a retry gets the same one);
+ *   2. the attempt's `svc_tx_id`, derived from the request's idempotency scope (`svcTxIdOf`: a retry of the
+ *      same attempt gets the same one, with no write);
  *   3. create the processor intent with an idempotency key derived from that `svc_tx_id` (a retry after a
  *      crash between steps 3 and 4 gets the same intent back);
  *   4. write the pending transaction and the intent link atomically (one TransactWriteItems); if a previous
@@ -122,10 +147,11 @@ export async function createCheckoutIntent(
   caller: Caller,
   input: NewCheckout,
   attempt: AttemptScope,
+  answer?: Answer<CheckoutResult>,
 ): Promise<CheckoutResult> {
   const payee = await resolvePayee(deps, caller, input.partnerId, input.clientId);
   const publishableKey = await deps.processor.publishableKey();
-  const svcTxId = await deps.transactions.reserveTransactionAttempt(attempt, newId.svcTx(), Date.now());
+  const svcTxId = svcTxIdOf(attempt);
   const intent = await deps.processor.createPaymentIntent({
     svcTxId,
     amountMinor: input.amountMinor,
@@ -146,8 +172,9 @@ export async function createCheckoutIntent(
     receiptEmail: input.email,
     statementDescriptorSuffix: input.statementDescriptorSuffix ?? null,
   });
-  const written = await writeOnce(deps, transaction);
-  if (written.processorPaymentIntentId === intent.id) return { partner: payee.partner, transaction: written, intent, publishableKey };
+  const created: CheckoutResult = { partner: payee.partner, transaction, intent, publishableKey };
+  const written = await writeOnce(deps, transaction, answer?.(created));
+  if (written.processorPaymentIntentId === intent.id) return { ...created, transaction: written };
   // An earlier try wrote this transaction with another intent: the processor forgot the idempotency key that
   // would have given the same intent back (its keys expire after 24 h; a sandbox's state was wiped). The stored
   // transaction and its own intent are the answer; the new intent is linked to nothing, so it can take no payment.
@@ -157,13 +184,14 @@ export async function createCheckoutIntent(
 }
 
 /**
- * Writes the attempt's transaction; if an earlier try of the same attempt already wrote it (it crashed before
- * answering), that transaction is the result: one attempt, one transaction.
+ * Writes the attempt's transaction (with `completion`, the request's idempotent answer in the same write); if an
+ * earlier try of the same attempt already wrote it (it crashed before answering), that transaction is the result:
+ * one attempt, one transaction.
  */
-async function writeOnce(deps: TransactionStoreDeps, transaction: Transaction): Promise<Transaction> {
+async function writeOnce(deps: TransactionStoreDeps, transaction: Transaction, completion?: FoldedCompletion): Promise<Transaction> {
   logger.appendKeys({ svc_tx_id: transaction.svcTxId });
   try {
-    const created = await deps.transactions.createTransaction(transaction);
+    const created = await deps.transactions.createTransaction(transaction, completion);
     logger.info('Transaction created', { status: created.status, currency: created.currency, amount_minor: created.amountMinor });
     countMetric('TransactionsCreated');
     return created;
@@ -176,7 +204,7 @@ async function writeOnce(deps: TransactionStoreDeps, transaction: Transaction): 
 }
 
 /**
- * POST /transactions/initialize (legacy): the payment gate; the attempt's `svc_tx_id` reserved under the
+ * POST /transactions/initialize (legacy): the payment gate; the attempt's `svc_tx_id` derived from the
  * request's idempotency scope (so a retry after a crash cannot make a second transaction); one conditional
  * write. No processor call.
  */
@@ -185,13 +213,12 @@ export async function initializeTransaction(
   caller: Caller,
   input: NewTransaction,
   attempt: AttemptScope,
+  answer?: Answer<Transaction>,
 ): Promise<Transaction> {
   const payee = await resolvePayee(deps, caller, input.partnerId, input.clientId);
-  const svcTxId = await deps.transactions.reserveTransactionAttempt(attempt, newId.svcTx(), Date.now());
-  return writeOnce(
-    deps,
-    newTransaction(input, payee, { svcTxId, status: 'initialized', processorPaymentIntentId: null, receiptEmail: null, statementDescriptorSuffix: null }),
-  );
+  const svcTxId = svcTxIdOf(attempt);
+  const transaction = newTransaction(input, payee, { svcTxId, status: 'initialized', processorPaymentIntentId: null, receiptEmail: null, statementDescriptorSuffix: null });
+  return writeOnce(deps, transaction, answer?.(transaction));
 }
 
 const invalidIntent = (message: string) => fieldValidationError('processor_payment_intent_id', message);

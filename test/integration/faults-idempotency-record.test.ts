@@ -181,9 +181,9 @@ describe('an idempotency record whose table hangs instead of refusing', () => {
   }, 30_000);
 });
 
-describe('a checkout whose idempotency record cannot be completed', () => {
-  it('answers the 201 it reached, and a retry with the same key (after the lease) finds the same transaction: never a second one', async () => {
-    // Arrange: the transaction and its intent are written, then the table fails the completion
+describe('a checkout whose transaction write fails (the table dies under it)', () => {
+  it('writes nothing, answers 503, and a retry with the same key makes the same transaction with the same intent: its key completed in that write', async () => {
+    // Arrange: the write of the transaction (which completes the idempotency key too) fails once
     const checkout = createCheckoutHandler(transactionDeps);
     const partnerReference = `order-${randomUUID()}`;
     const body = JSON.stringify({
@@ -196,32 +196,36 @@ describe('a checkout whose idempotency record cannot be completed', () => {
     });
     const key = randomUUID();
     const path = '/api/v1/transactions/checkout-intent';
-    const fault = failIdempotencyWrites('UpdateItemCommand');
+    let failed = 0;
+    dynamoClient.middlewareStack.add(
+      (next, context) => async (args) => {
+        const items = (args.input as { TransactItems?: Array<{ Update?: { Key?: { pk?: unknown } } }> }).TransactItems ?? [];
+        const completesKey = items.some((item) => typeof item.Update?.Key?.pk === 'string' && item.Update.Key.pk.startsWith('IDEMPOTENCY#'));
+        if (context.commandName === 'TransactWriteItemsCommand' && completesKey && failed === 0) {
+          failed++;
+          throw connectionRefused();
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: FAULT },
+    );
 
     // Act
-    const first = await checkout(signedEvent(path, body, key), contextWithRemaining(4_000));
-    const whileLeased = await checkout(signedEvent(path, body, key), lambdaContext());
-    await sleep(5_100); // the lease: the 4 s the first request had left, plus a second
+    const first = await checkout(signedEvent(path, body, key), lambdaContext());
+    const listedAfterFailure = await suite.api.read(suite.partner, `/transactions?partner_reference=${encodeURIComponent(partnerReference)}`);
     const retried = await checkout(signedEvent(path, body, key), lambdaContext());
     const replayed = await checkout(signedEvent(path, body, key), lambdaContext());
     const listed = await suite.api.read(suite.partner, `/transactions?partner_reference=${encodeURIComponent(partnerReference)}`);
 
-    // Assert: the caller learnt of its transaction at once; every later answer names the same one
-    expect(fault.failed()).toBe(1);
-    expect(first.statusCode).toBe(201);
-    const created = JSON.parse(first.body ?? '');
-    expect(created.svc_tx_id).toMatch(/^svc_tx_/);
-    expect(whileLeased.statusCode).toBe(409);
-    expect(JSON.parse(whileLeased.body ?? '').code).toBe('IDEMPOTENCY_KEY_IN_USE');
-    expect(whileLeased.headers?.['Retry-After']).toBe('1');
+    // Assert: the failure wrote nothing and released the key; the retry made one transaction and stored its answer
+    expect(failed).toBe(1);
+    expect(first.statusCode).toBe(503);
+    expect(JSON.parse(first.body ?? '').code).toBe('SERVICE_UNAVAILABLE');
+    expect(listedAfterFailure.body.items).toEqual([]);
     expect(retried.statusCode).toBe(201);
-    expect(JSON.parse(retried.body ?? '')).toMatchObject({
-      svc_tx_id: created.svc_tx_id,
-      processor_payment_intent_id: created.processor_payment_intent_id,
-    });
+    const created = JSON.parse(retried.body ?? '');
     expect(replayed.headers?.['Idempotent-Replayed']).toBe('true');
-    expect(JSON.parse(replayed.body ?? '')).toMatchObject({ svc_tx_id: created.svc_tx_id, idempotentReplay: true });
-    expect(listed.status).toBe(200);
+    expect(JSON.parse(replayed.body ?? '')).toEqual({ ...created, idempotentReplay: true });
     expect(listed.body.items.map((item: { svcTxId: string }) => item.svcTxId)).toEqual([created.svc_tx_id]);
   }, 20_000);
 });
