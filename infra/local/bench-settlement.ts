@@ -17,9 +17,7 @@
  * Every run is checked: every seeded id batched exactly once, the batches' gross equal to the seeded gross per
  * currency (exact, minor units), nothing left in the settlement index. A failed check fails the bench.
  */
-import type { ChildProcess } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -31,6 +29,8 @@ import { MAX_ITEMS_PER_BATCH } from '../../lib/domain/settlement';
 import type { Transaction } from '../../lib/domain/transaction';
 import { keys } from '../../lib/store/keys';
 import { transactionItem } from '../../lib/store/transactions';
+import { type BenchService, type CpuSnapshot, cpuSnapshot, round, sleep, waitUntilIdle } from './bench-service';
+import { seededRandom } from './seeded-random';
 
 const ELIGIBLE = Number(process.env.BENCH_SETTLEMENT_ELIGIBLE ?? 10_000);
 const HISTORY = Number(process.env.BENCH_SETTLEMENT_HISTORY ?? 100_000);
@@ -41,23 +41,21 @@ const CLIENT_CURRENCIES = [['USD', 'EUR', 'JPY'], ['USD', 'EUR']] as const;
 const SEED_CONCURRENCY = 8;
 /** A run that needs more calls than this is reported as a failure, not waited out. */
 const MAX_RUN_CALLS = 10;
-/** The process group counts as idle below this many cores busy over a second... */
-const IDLE_CORES = 0.15;
-/** ...and is waited for at most this long. */
+/** The service is waited for at most this long to go idle after seeding. */
 const IDLE_WAIT_MS = 180_000;
 
-export interface BenchService {
-  child: ChildProcess;
-  baseUrl: string;
-  env: Record<string, string>;
-}
-
-/** What bench.ts lends this section: its way of starting and stopping `npm start`, and an admin token. */
+/**
+ * What bench.ts lends this section: its way of starting and stopping `npm start`, an admin token, and where the
+ * tables go (stdout, or stderr when `--json` keeps stdout for the JSON line). Progress goes to stderr.
+ */
 export interface SettlementBenchHooks {
   startService(): Promise<BenchService>;
   stopService(service: BenchService): Promise<number>;
   adminToken(): Promise<string>;
+  out: Console;
 }
+
+const progress = (line: string) => process.stderr.write(`${line}\n`);
 
 interface Payee {
   partnerId: string;
@@ -91,24 +89,11 @@ export interface ScenarioResult {
   calls: Array<{ ms: number; batches: number }>;
   /** From the first request to the answer of the last call that created batches: everything batched. */
   untilBatchedMs: number;
-  /** CPU seconds of the service's processes (by name: java is DynamoDB Local) while batching. */
+  /** CPU seconds while batching: the service's node processes, and DynamoDB Local's JVM (a process group of its own). */
   cpuSeconds: Record<string, number>;
 }
 
-/** A small seeded PRNG (mulberry32), so every bench seeds the same amounts. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const round = (value: number) => Math.round(value * 10) / 10;
 
 /** Partners, their clients (each with its own fee settings) and a platform key, through the admin and partner APIs. */
 async function setUpPayees(service: BenchService, token: string, config: Config): Promise<{ payees: Payee[]; platformKey: string }> {
@@ -161,7 +146,7 @@ async function setUpPayees(service: BenchService, token: string, config: Config)
  * `createTransaction` writes, as the move to succeeded (and a settlement) left it.
  */
 function* transactionsToSeed(payees: Payee[], history: number, dayStart: number): Generator<{ item: Record<string, unknown>; eligible: boolean; tx: Transaction }> {
-  const randoms = { history: random(7), eligible: random(9) };
+  const randoms = { history: seededRandom(7), eligible: seededRandom(9) };
   const slots = payees.flatMap((payee) => payee.currencies.map((currency) => ({ payee, currency: currencyCode(currency) })));
   let historyBatchId = randomUUID();
   for (let i = 0; i < history + ELIGIBLE; i++) {
@@ -241,7 +226,7 @@ async function seed(db: DynamoDBDocumentClient, table: string, payees: Payee[], 
       seeded.items += chunk.length;
       if (seeded.items - reported >= 20_000 || seeded.items === total) {
         reported = seeded.items;
-        console.log(`  seeded ${seeded.items.toLocaleString('en')} / ${total.toLocaleString('en')} transactions (${round((performance.now() - started) / 1000)} s)`);
+        progress(`  seeded ${seeded.items.toLocaleString('en')} / ${total.toLocaleString('en')} transactions (${round((performance.now() - started) / 1000)} s)`);
       }
     }
   };
@@ -251,51 +236,14 @@ async function seed(db: DynamoDBDocumentClient, table: string, payees: Payee[], 
   return seeded;
 }
 
-/** CPU seconds used so far by each process of the group, summed by process name (Linux /proc; empty elsewhere). */
-function groupCpuSeconds(pgid: number): Map<string, number> {
-  const used = new Map<string, number>();
-  if (!existsSync('/proc/self/stat')) return used;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // exited meanwhile
-    }
-    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // After the name: state, ppid, pgrp, ..., utime (14th field of the line) and stime (15th), in clock ticks (100 a second).
-    if (Number(fields[2]) !== pgid) continue;
-    used.set(name, (used.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
-  }
-  return used;
-}
-
-const cpuBetween = (before: Map<string, number>, after: Map<string, number>) =>
-  Object.fromEntries([...after].map(([name, seconds]) => [name, round(seconds - (before.get(name) ?? 0))]).filter(([, seconds]) => Number(seconds) > 0));
-
-/** Waits until the service's processes are idle (its stream relay has read the seeded items' records). */
-async function waitUntilIdle(pgid: number): Promise<number> {
-  const started = performance.now();
-  let before = groupCpuSeconds(pgid);
-  while (performance.now() - started < IDLE_WAIT_MS) {
-    await sleep(1_000);
-    const after = groupCpuSeconds(pgid);
-    const busy = [...after].reduce((sum, [name, seconds]) => sum + seconds - (before.get(name) ?? 0), 0);
-    before = after;
-    if (busy < IDLE_CORES) return performance.now() - started;
-  }
-  console.log(`  the service was still busy after ${IDLE_WAIT_MS / 1000} s; measuring anyway`);
-  return performance.now() - started;
-}
+/** CPU seconds of the service's node processes and of DynamoDB Local's JVM between two snapshots. */
+const cpuBetween = (before: CpuSnapshot, after: CpuSnapshot) => ({ service: round(after.service - before.service), dynamodb: round(after.dynamodb - before.dynamodb) });
 
 /** POST /settlements/run (every partner) until a call creates no batch. */
 async function runUntilSettled(service: BenchService, platformKey: string) {
-  const pgid = service.child.pid ?? 0;
   const calls: ScenarioResult['calls'] = [];
   const batches: RunBatch[] = [];
-  const cpuBefore = groupCpuSeconds(pgid);
+  const cpuBefore = cpuSnapshot(service);
   let cpuAfter = cpuBefore;
   const started = performance.now();
   let untilBatchedMs = 0;
@@ -307,11 +255,11 @@ async function runUntilSettled(service: BenchService, platformKey: string) {
     const ended = performance.now();
     if (response.status !== 200) throw new Error(`POST /settlements/run answered ${response.status}: ${JSON.stringify(body)}`);
     calls.push({ ms: ended - callStarted, batches: body.created_batches });
-    console.log(`  call ${calls.length}: ${body.created_batches} batches in ${Math.round(ended - callStarted)} ms`);
+    progress(`  call ${calls.length}: ${body.created_batches} batches in ${Math.round(ended - callStarted)} ms`);
     if (body.created_batches === 0) break;
     batches.push(...body.batches);
     untilBatchedMs = ended - started;
-    cpuAfter = groupCpuSeconds(pgid);
+    cpuAfter = cpuSnapshot(service);
   }
   return { calls, batches, untilBatchedMs, cpuSeconds: cpuBetween(cpuBefore, cpuAfter) };
 }
@@ -342,7 +290,7 @@ async function verify(db: DynamoDBDocumentClient, table: string, payees: Payee[]
 }
 
 async function measure(hooks: SettlementBenchHooks, label: string, history: number): Promise<ScenarioResult> {
-  console.log(`\nSettlement (${label}): starting a fresh service`);
+  progress(`\nSettlement (${label}): starting a fresh service`);
   const service = await hooks.startService();
   try {
     const config = loadConfig({ ...process.env, ...service.env });
@@ -350,9 +298,9 @@ async function measure(hooks: SettlementBenchHooks, label: string, history: numb
     const db = documentClientFor(config);
     const { payees, platformKey } = await setUpPayees(service, await hooks.adminToken(), config);
     const seeded = await seed(db, table, payees, history);
-    console.log(`  seeding took ${round(seeded.ms / 1000)} s; waiting for the service to go idle`);
-    const idleWaitMs = await waitUntilIdle(service.child.pid ?? 0);
-    console.log(`  idle after ${round(idleWaitMs / 1000)} s (machine load average ${loadavg().map(round).join(', ')}); POST /settlements/run (platform key, SETTLEMENT_CUTOFF=${config.SETTLEMENT_CUTOFF})`);
+    progress(`  seeding took ${round(seeded.ms / 1000)} s; waiting for the service to go idle`);
+    const idleWaitMs = await waitUntilIdle(service, IDLE_WAIT_MS, () => progress(`  the service was still busy after ${IDLE_WAIT_MS / 1000} s; measuring anyway`));
+    progress(`  idle after ${round(idleWaitMs / 1000)} s (machine load average ${loadavg().map(round).join(', ')}); POST /settlements/run (platform key, SETTLEMENT_CUTOFF=${config.SETTLEMENT_CUTOFF})`);
     const run = await runUntilSettled(service, platformKey);
     await verify(db, table, payees, seeded, run.batches);
     if (run.batches.length !== seeded.expectedBatches) throw new Error(`settlement run: ${run.batches.length} batches, planned ${seeded.expectedBatches}`);
@@ -362,15 +310,16 @@ async function measure(hooks: SettlementBenchHooks, label: string, history: numb
   }
 }
 
-/** Runs both scenarios, prints a table and one JSON line, and returns the figures. */
+/** Runs both scenarios, prints a table, and returns the figures (bench.ts puts them in its JSON line). */
 export async function benchSettlement(hooks: SettlementBenchHooks) {
   const alone = await measure(hooks, `${ELIGIBLE.toLocaleString('en')} eligible`, 0);
   const withHistory = await measure(hooks, `${ELIGIBLE.toLocaleString('en')} eligible + ${HISTORY.toLocaleString('en')} settled`, HISTORY);
   const ratio = Math.round((withHistory.untilBatchedMs / alone.untilBatchedMs) * 100) / 100;
   const machine = `${availableParallelism()} cores, ${cpus()[0]?.model.trim() ?? 'unknown CPU'}`;
 
-  console.log(`\nSettlement run, POST /settlements/run with a platform key (every partner) until it creates no batch; ${machine}`);
-  console.table(
+  const { out } = hooks;
+  out.log(`\nSettlement run, POST /settlements/run with a platform key (every partner) until it creates no batch; ${machine}`);
+  out.table(
     [alone, withHistory].map((result) => ({
       scenario: result.label,
       seeded: result.seeded.items,
@@ -384,7 +333,7 @@ export async function benchSettlement(hooks: SettlementBenchHooks) {
       cpu_s: JSON.stringify(result.cpuSeconds),
     })),
   );
-  console.log(`Targets: everything batched within 30,000 ms; with history at most 1.2x. Ratio: ${ratio}`);
+  out.log(`Targets: everything batched within 30,000 ms; with history at most 1.2x. Ratio: ${ratio}`);
   const summary = {
     settlement_eligible: ELIGIBLE,
     settlement_history: HISTORY,
@@ -398,6 +347,5 @@ export async function benchSettlement(hooks: SettlementBenchHooks) {
     settlement_seed_history_ms: Math.round(withHistory.seeded.ms),
     nproc: availableParallelism(),
   };
-  console.log(JSON.stringify(summary));
   return summary;
 }

@@ -3,104 +3,76 @@
  *
  *   1. start-up: `npm start -- --in-memory` until GET /api/v1/health answers 200 (issue: within 60 s), and
  *      Ctrl-C (SIGINT to the process group) until every process has exited; several runs.
- *   2. request latency through the whole local stack (HTTP -> API Gateway event -> middy chain -> DynamoDB
+ *   2. calls per request (issue 11, `bench-calls.ts`): the DynamoDB calls and processor requests of each partner
+ *      mutation, in a service whose processor calls go through a counting proxy.
+ *   3. request latency through the whole local stack (HTTP -> API Gateway event -> middy chain -> DynamoDB
  *      Local, and the sandbox processor for checkout): health, a signed POST /clients, a checkout-intent.
- *   3. 10 concurrent identical POST /clients with one idempotency key: how many clients, which answers.
- *   4. processor event -> partner webhook received (issue 8: p95 <= 1 s locally with the default settings):
+ *   4. 10 concurrent identical POST /clients with one idempotency key: how many clients, which answers.
+ *   5. checkout throughput (issue 11, `bench-checkout.ts`): DynamoDB Local's own rate for the calls one checkout
+ *      makes (a bare SDK loop: the DB bound), then checkout-intent over HTTP (autocannon), both at 16 in flight.
+ *   6. processor event -> partner webhook received (issue 8: p95 <= 1 s locally with the default settings):
  *      payments confirmed one after another at the sandbox processor with the stripe SDK, each timed from the
  *      moment the sandbox starts posting its signed `payment_intent.succeeded` (its own record, GET
  *      /sandbox/events) to the moment a partner endpoint on 127.0.0.1 has the webhook, through the processor
  *      webhook, the table's stream, the local queue and the consumer of `npm start`.
- *   5. settlement run (issue 9): 10,000 eligible transactions, then the same with 100,000 settled ones in the
- *      table, each in a fresh service (`bench-settlement.ts`). `npm run bench -- settlement` runs this section alone.
+ *   7. settlement run (issue 9): 10,000 eligible transactions, then the same with 100,000 settled ones in the
+ *      table, each in a fresh service (`bench-settlement.ts`).
  *
- * Local only (loopback), bounded in count and time; it starts and stops its own service.
+ * `npm run bench -- settlement` runs section 7 alone, `npm run bench -- checkout` sections 2 and 5. `--json`
+ * keeps stdout for one line, the JSON of every figure (the tables go to stderr); without it the tables go to
+ * stdout and the JSON line still ends it. Progress goes to stderr. Exit code: 0 when every target measured is
+ * met (docs/performance.md), 1 when one is missed, 2 when the bench itself failed (an error, a non-2xx answer
+ * under load, a failed check).
+ *
+ * Local only (loopback), bounded in count and time; it starts and stops its own services. Settings (env):
+ * BENCH_STARTUP_RUNS (3), BENCH_REQUESTS (100 sequential each), BENCH_WEBHOOK_PAYMENTS (>= 50),
+ * BENCH_CONCURRENCY (16), BENCH_LOAD_SECONDS (20: each throughput phase, in all), BENCH_CHECKOUT_REQUESTS (a count
+ * instead, for the checkout phase), BENCH_LOAD_ROUNDS (2 alternating slices of each phase), BENCH_WARMUP (200),
+ * BENCH_SETTLEMENT_ELIGIBLE (10,000), BENCH_SETTLEMENT_HISTORY (100,000), BENCH_CPU_PROF_DIR (unset: CPU profiles
+ * of the latency/throughput service, `--cpu-prof`, written there when it stops).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { type AddressInfo, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import type { AddressInfo } from 'node:net';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
+import { Console } from 'node:console';
 import { join } from 'node:path';
-import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import Stripe from 'stripe';
+import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { loadConfig } from '../../lib/config';
+import { adminPost, checkoutBody, createBenchClient, createBenchPartner, type BenchPartner } from './bench-api';
+import { benchCalls } from './bench-calls';
+import { benchThroughput, type LoadSettings, type Payee } from './bench-checkout';
+import { checkTargets, type Figures } from './bench-report';
+import { type BenchService, round, sleep, startService, stopService, waitUntilIdle } from './bench-service';
 import { benchSettlement } from './bench-settlement';
 
-const STARTUP_RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 3);
+const STARTUP_RUNS = Math.max(1, Number(process.env.BENCH_STARTUP_RUNS ?? 3));
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
 /** Payments timed from processor event to partner webhook (at least 50, so p95 is not the maximum of a handful). */
 const WEBHOOK_PAYMENTS = Math.max(50, Number(process.env.BENCH_WEBHOOK_PAYMENTS ?? 50));
-/** `npm run bench -- settlement`: section 5 only; no argument: every section. */
-const ONLY = process.argv[2];
-if (ONLY !== undefined && ONLY !== 'settlement') throw new Error(`usage: npm run bench [-- settlement], not ${ONLY}`);
+const LOAD: LoadSettings = {
+  concurrency: Number(process.env.BENCH_CONCURRENCY ?? 16),
+  seconds: Number(process.env.BENCH_LOAD_SECONDS ?? 20),
+  requests: process.env.BENCH_CHECKOUT_REQUESTS === undefined ? undefined : Number(process.env.BENCH_CHECKOUT_REQUESTS),
+  warmup: Number(process.env.BENCH_WARMUP ?? 200),
+  rounds: Math.max(1, Number(process.env.BENCH_LOAD_ROUNDS ?? 2)),
+};
+/** How long the service is given to go idle between load phases. */
+const IDLE_WAIT_MS = 60_000;
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-interface Service {
-  child: ChildProcess;
-  baseUrl: string;
-  startupMs: number;
-  env: Record<string, string>;
+const SECTIONS = ['settlement', 'checkout'] as const;
+const args = process.argv.slice(2);
+const JSON_ONLY = args.includes('--json');
+const ONLY = args.find((arg) => arg !== '--json');
+if (ONLY !== undefined && !(SECTIONS as readonly string[]).includes(ONLY)) {
+  console.error(`usage: npm run bench [-- [settlement | checkout] [--json]], not ${args.join(' ')}`);
+  process.exit(2);
 }
-
-async function startService(dataDir: string): Promise<Service> {
-  const env = {
-    PORT: String(await freePort()),
-    DYNAMODB_LOCAL_PORT: String(await freePort()),
-    PROCESSOR_SANDBOX_PORT: String(await freePort()),
-    WEBHOOK_QUEUE_PORT: String(await freePort()),
-    RAILS_SANDBOX_PORT: String(await freePort()),
-    LOCAL_DATA_DIR: dataDir,
-    LOG_LEVEL: 'WARN',
-  };
-  const started = performance.now();
-  const child = spawn('npm', ['start', '--', '--in-memory'], { env: { ...process.env, ...env }, stdio: 'ignore', detached: true });
-  const baseUrl = `http://127.0.0.1:${env.PORT}/api/v1`;
-  const deadline = started + 120_000;
-  while (performance.now() < deadline) {
-    try {
-      const response = await fetch(`${baseUrl}/health`);
-      if (response.status === 200) return { child, baseUrl, startupMs: performance.now() - started, env };
-    } catch {
-      // not listening yet
-    }
-    await sleep(50);
-  }
-  process.kill(-(child.pid ?? 0), 'SIGKILL');
-  throw new Error('the service did not become healthy within 120 s');
-}
-
-/** Ctrl-C as a terminal sends it: SIGINT to the whole process group. Resolves with the time to exit. */
-async function stopService(service: Service): Promise<number> {
-  const started = performance.now();
-  const closed = new Promise<void>((resolve) => service.child.once('close', () => resolve()));
-  process.kill(-(service.child.pid ?? 0), 'SIGINT');
-  await closed;
-  // The process group is empty once every member has exited.
-  while (isGroupAlive(service.child.pid ?? 0)) await sleep(20);
-  return performance.now() - started;
-}
-
-function isGroupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** The human tables: stdout, or stderr with `--json`. */
+const out = JSON_ONLY ? new Console({ stdout: process.stderr, stderr: process.stderr }) : console;
+const progress = (line: string) => process.stderr.write(`${line}\n`);
 
 /**
  * A partner's webhook endpoint on 127.0.0.1: answers 200 and notes when each webhook arrived (its whole body
@@ -159,8 +131,6 @@ function summarise(name: string, samples: number[]) {
   };
 }
 
-const round = (value: number) => Math.round(value * 10) / 10;
-
 async function timed<T>(samples: number[], action: () => Promise<T>): Promise<T> {
   const started = performance.now();
   const result = await action();
@@ -168,155 +138,227 @@ async function timed<T>(samples: number[], action: () => Promise<T>): Promise<T>
   return result;
 }
 
-async function main() {
+/** Waits for the service's processes to go idle (the stream relay catching up with a phase's writes). */
+const settle = (service: BenchService, after: string) =>
+  waitUntilIdle(service, IDLE_WAIT_MS, (ms) => progress(`  the service was still busy ${round(ms / 1000)} s after ${after}; going on`));
+
+/** Sections 3 and 4: sequential latency and 10 identical concurrent requests. Returns a real checkout's answer. */
+async function latencySections(service: BenchService, partner: BenchPartner, merchant: string) {
+  progress(`Sequential latency: ${REQUESTS} each of GET /health, POST /clients, checkout-intent`);
+  const health: number[] = [];
+  for (let i = 0; i < REQUESTS; i++) await timed(health, () => fetch(`${service.baseUrl}/health`).then((response) => response.text()));
+  const clients: number[] = [];
+  for (let i = 0; i < REQUESTS; i++) {
+    const response = await timed(clients, () => partner.signed('/clients', { client_id: `bench-${i}-${randomUUID().slice(0, 6)}`, legal_name: 'Bench Ltd' }));
+    if (response.status !== 201) throw new Error(`POST /clients answered ${response.status}`);
+    await response.arrayBuffer();
+  }
+  const checkouts: number[] = [];
+  let checkoutAnswer = '';
+  for (let i = 0; i < REQUESTS; i++) {
+    const response = await timed(checkouts, () => partner.signed('/transactions/checkout-intent', checkoutBody(partner.partnerId, merchant, `bench-${i}`, (1000 + i) / 100)));
+    checkoutAnswer = await response.text();
+    if (response.status !== 201) throw new Error(`checkout-intent answered ${response.status}: ${checkoutAnswer}`);
+  }
+
+  // 10 concurrent identical requests under one idempotency key
+  const body = { client_id: `bench-concurrent-${randomUUID().slice(0, 6)}`, legal_name: 'Concurrent Ltd' };
+  const idempotencyKey = randomUUID();
+  const answers = await Promise.all(
+    Array.from({ length: 10 }, async () => {
+      const response = await partner.signed('/clients', body, idempotencyKey);
+      const json = (await response.json()) as { idempotentReplay?: boolean; code?: string };
+      return response.status === 201 ? (json.idempotentReplay ? '201 replay' : '201 created') : `${response.status} ${json.code}`;
+    }),
+  );
+  const list = (await (await fetch(`${service.baseUrl}/clients?limit=200`, { headers: { 'x-api-key': partner.apiKey } })).json()) as { items: Array<{ client_id: string }> };
+  const tally = answers.reduce<Record<string, number>>((counts, answer) => ({ ...counts, [answer]: (counts[answer] ?? 0) + 1 }), {});
+
+  out.log(`\nSequential request latency through the local stack (${REQUESTS} each)`);
+  out.table([summarise('GET /health', health), summarise('POST /clients (signed)', clients), summarise('POST /transactions/checkout-intent', checkouts)]);
+  out.log('10 concurrent identical POST /clients, one idempotency key');
+  out.table([{ ...tally, clients_created: list.items.filter((client) => client.client_id === body.client_id).length }]);
+  return { checkoutAnswer, checkoutP50Ms: summarise('', checkouts).p50_ms };
+}
+
+/** Section 5: the DB bound and checkout-intent under load, alternating, on the same service. */
+async function throughputSection(service: BenchService, payee: Payee, checkoutAnswer: string): Promise<Figures> {
+  progress(`\nCheckout throughput at ${LOAD.concurrency} in flight`);
+  const { db, checkout } = await benchThroughput(service, payee, checkoutAnswer, LOAD, (after) => settle(service, after));
+  const ratio = Math.round((checkout.rps / db.rps) * 100) / 100;
+
+  out.log(`\nThroughput at ${LOAD.concurrency} in flight, ${LOAD.rounds} alternating slices each: DynamoDB Local's rate for a checkout's 4 calls (bare SDK loop), and checkout-intent over HTTP (autocannon)`);
+  out.table(
+    [
+      { phase: 'DB bound (4-call sequence)', ...db, non2xx: '' },
+      { phase: 'checkout-intent over HTTP', ...checkout, non2xx: checkout.non2xx },
+    ].map(({ phase, n, seconds, rps, p50_ms, p95_ms, p99_ms, max_ms, rounds, non2xx }) => ({ phase, n, seconds, per_s: rps, per_s_by_slice: rounds.join(' / '), p50_ms, p95_ms, p99_ms, max_ms, non2xx })),
+  );
+  out.log('Mean milliseconds of each call in the DB bound loop');
+  out.table([db.call_ms]);
+  out.log('CPU milliseconds per DB bound sequence / per checkout: the service\'s node processes, DynamoDB Local\'s JVM, the bench process');
+  out.table({ 'DB bound sequence': db.cpu_ms_per_op, 'checkout-intent': checkout.cpu_ms_per_op });
+  out.log(`checkout_rps / db_bound_rps = ${ratio}`);
+  if (checkout.non2xx > 0 || checkout.errors > 0) {
+    throw new Error(`checkout under load: ${checkout.non2xx} non-2xx answers, ${checkout.errors} errors (${JSON.stringify(checkout.statuses)}): ${checkout.sampleFailures.join(' | ')}`);
+  }
+  return {
+    concurrency: LOAD.concurrency,
+    db_bound_rps: db.rps,
+    db_bound_sequences: db.n,
+    db_bound_p50_ms: db.p50_ms,
+    db_bound_p99_ms: db.p99_ms,
+    db_bound_rps_by_slice: db.rounds,
+    db_bound_call_ms: db.call_ms,
+    db_bound_cpu_ms_per_sequence: db.cpu_ms_per_op,
+    checkout_rps: checkout.rps,
+    checkout_requests: checkout.n,
+    checkout_rps_by_slice: checkout.rounds,
+    checkout_ratio_to_db_bound: ratio,
+    checkout_p50_ms: checkout.p50_ms,
+    checkout_p95_ms: checkout.p95_ms,
+    checkout_p99_ms: checkout.p99_ms,
+    checkout_max_ms: checkout.max_ms,
+    checkout_non2xx: checkout.non2xx,
+    checkout_cpu_ms_per_request: checkout.cpu_ms_per_op,
+  };
+}
+
+/** Section 6: processor event -> partner webhook received, payments one after another. */
+async function webhookSection(service: BenchService, token: string, partner: BenchPartner, merchant: string): Promise<Figures> {
+  progress(`\nProcessor event -> partner webhook: ${WEBHOOK_PAYMENTS} payments`);
+  const config = loadConfig({ ...process.env, ...service.env });
+  const receiver = await startWebhookReceiver();
+  const samples: number[] = [];
+  let received = 0;
+  try {
+    await adminPost(service, token, `/admin/partners/${partner.partnerId}/webhook-endpoints`, { name: 'Bench', url: receiver.url, events: ['transaction_succeeded'] });
+    const processorPort = Number(service.env.PROCESSOR_SANDBOX_PORT);
+    const stripe = new Stripe(config.PROCESSOR_SECRET_KEY ?? 'sk_test_sandbox_local', { host: '127.0.0.1', port: processorPort, protocol: 'http' });
+    const arrivedAt = new Map<string, number>();
+    const intents = new Map<string, string>();
+    for (let i = 0; i < WEBHOOK_PAYMENTS; i++) {
+      const response = await partner.signed('/transactions/checkout-intent', checkoutBody(partner.partnerId, merchant, `bench-webhook-${i}`, (2000 + i) / 100));
+      const checkout = (await response.json()) as { svc_tx_id: string; processor_payment_intent_id: string };
+      if (response.status !== 201) throw new Error(`checkout-intent answered ${response.status}`);
+      const arrival = receiver.arrival(checkout.svc_tx_id, 15_000);
+      await stripe.paymentIntents.confirm(checkout.processor_payment_intent_id, { payment_method: 'pm_card_visa' });
+      arrivedAt.set(checkout.svc_tx_id, await arrival);
+      intents.set(checkout.processor_payment_intent_id, checkout.svc_tx_id);
+    }
+    // When the sandbox started posting each payment_intent.succeeded (its own delivery record).
+    const events = (await (await fetch(`http://127.0.0.1:${processorPort}/sandbox/events`)).json()) as {
+      data: Array<{ event: { type: string; data: { object: { id: string } } }; attempts: Array<{ at: string }> }>;
+    };
+    for (const { event, attempts } of events.data) {
+      const svcTxId = event.type === 'payment_intent.succeeded' ? intents.get(event.data.object.id) : undefined;
+      const at = svcTxId === undefined ? undefined : arrivedAt.get(svcTxId);
+      const posted = attempts[0]?.at;
+      if (at !== undefined && posted !== undefined) samples.push(at - Date.parse(posted));
+    }
+    if (samples.length !== WEBHOOK_PAYMENTS) throw new Error(`timed ${samples.length} of ${WEBHOOK_PAYMENTS} payments`);
+    await sleep(1_000); // a duplicate would have arrived by now
+    received = [...receiver.arrivals.values()].reduce((sum, times) => sum + times.length, 0);
+  } finally {
+    await receiver.close();
+  }
+  const webhook = summarise('processor event -> partner webhook received', samples);
+  out.log(`\nProcessor event (the sandbox starts posting payment_intent.succeeded) -> partner webhook received, ${WEBHOOK_PAYMENTS} payments one after another`);
+  out.table([{ name: webhook.name, n: webhook.n, webhook_p50_ms: webhook.p50_ms, webhook_p95_ms: webhook.p95_ms, max_ms: webhook.max_ms, mean_ms: webhook.mean_ms, webhooks_received: received }]);
+  return { webhook_n: webhook.n, webhook_p50_ms: webhook.p50_ms, webhook_p95_ms: webhook.p95_ms, webhook_max_ms: webhook.max_ms, webhooks_received: received };
+}
+
+async function main(): Promise<number> {
   const dataDir = mkdtempSync(join(tmpdir(), 'partner-payments-bench-'));
   const config = loadConfig({ LOCAL_DATA_DIR: dataDir });
-  // 5. settlement run, each scenario in its own fresh service
-  const settlement = () => benchSettlement({ startService: () => startService(dataDir), stopService, adminToken: () => issueLocalAdminToken(config) });
+  const adminToken = () => issueLocalAdminToken(config);
+  const figures: Figures = { nproc: availableParallelism(), cpu: cpus()[0]?.model.trim() ?? 'unknown', loadavg_1m_at_start: round(loadavg()[0] ?? NaN) };
   try {
-    if (ONLY === 'settlement') {
-      await settlement();
-      return;
-    }
-    // 1. start-up and shutdown
-    const startups: number[] = [];
-    const shutdowns: number[] = [];
-    for (let run = 0; run < STARTUP_RUNS - 1; run++) {
-      const service = await startService(dataDir);
+    if (ONLY !== 'settlement') {
+      const startups: number[] = [];
+      const shutdowns: number[] = [];
+      if (ONLY === undefined) {
+        // 1. start-up and shutdown
+        progress(`Start-up and shutdown: ${STARTUP_RUNS} runs`);
+        for (let run = 0; run < STARTUP_RUNS - 1; run++) {
+          const service = await startService(dataDir);
+          startups.push(service.startupMs);
+          shutdowns.push(await stopService(service));
+        }
+      }
+      // 2. calls per request, in a service of its own (its processor calls go through the counting proxy)
+      progress('Calls per request: a service whose processor calls go through a counting proxy');
+      const calls = await benchCalls({ startService: (extraEnv) => startService(dataDir, extraEnv), stopService, adminToken });
+      out.log('\nDynamoDB calls (x-local-dynamodb-calls) and processor requests (counting proxy) per request, warm');
+      out.table(calls.rows);
+      Object.assign(figures, {
+        checkout_dynamodb_calls: calls.checkoutDynamodbCalls,
+        checkout_processor_calls: calls.checkoutProcessorCalls,
+        dynamodb_calls_per_request: Object.fromEntries(calls.rows.map((row) => [row.request, row.dynamodb_calls])),
+        processor_calls_per_request: Object.fromEntries(calls.rows.map((row) => [row.request, row.processor_calls])),
+      });
+
+      progress('\nThe service for latency, throughput and webhooks: starting');
+      // BENCH_CPU_PROF_DIR: this service's node processes write V8 CPU profiles there when they exit (`--cpu-prof`).
+      const profileDir = process.env.BENCH_CPU_PROF_DIR;
+      const service = await startService(dataDir, (): Record<string, string> => (profileDir === undefined ? {} : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` }));
       startups.push(service.startupMs);
-      shutdowns.push(await stopService(service));
-    }
-    const service = await startService(dataDir);
-    startups.push(service.startupMs);
-
-    try {
-      // 2. latency through the whole stack
-      const token = await issueLocalAdminToken(config);
-      const admin = (path: string, body: unknown) =>
-        fetch(`${service.baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify(body) }).then(
-          (response) => response.json() as Promise<Record<string, string>>,
-        );
-      const partner = await admin('/admin/partners', { name: 'Bench Pay', service_fee_percentage: 1, kyc_status: 'approved', rate_limit_per_minute: 1_000_000 });
-      const key = await admin(`/admin/partners/${partner.partner_id}/api-keys`, { scope: 'partner' });
-      const signed = (path: string, body: unknown, idempotencyKey = randomUUID()) => {
-        const raw = JSON.stringify(body);
-        return fetch(`${service.baseUrl}${path}`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'x-api-key': key.api_key ?? '',
-            'x-svc-hmac': createHmac('sha256', key.hmac_secret ?? '').update(raw).digest('hex'),
-            'idempotency-key': idempotencyKey,
-          },
-          body: raw,
-        });
-      };
-
-      const health: number[] = [];
-      for (let i = 0; i < REQUESTS; i++) await timed(health, () => fetch(`${service.baseUrl}/health`).then((response) => response.text()));
-      const clients: number[] = [];
-      for (let i = 0; i < REQUESTS; i++) {
-        const response = await timed(clients, () => signed('/clients', { client_id: `bench-${i}-${randomUUID().slice(0, 6)}`, legal_name: 'Bench Ltd' }));
-        if (response.status !== 201) throw new Error(`POST /clients answered ${response.status}`);
-      }
-      const merchant = `bench-merchant-${randomUUID().slice(0, 6)}`;
-      await signed('/clients', { client_id: merchant, legal_name: 'Bench Merchant' });
-      const checkouts: number[] = [];
-      for (let i = 0; i < REQUESTS; i++) {
-        const response = await timed(checkouts, () =>
-          signed('/transactions/checkout-intent', {
-            partner_id: partner.partner_id,
-            client_id: merchant,
-            amount: 10 + i / 100,
-            currency: 'USD',
-            email: 'buyer@example.com',
-            partner_reference: `bench-${i}`,
-          }),
-        );
-        if (response.status !== 201) throw new Error(`checkout-intent answered ${response.status}`);
-      }
-
-      // 3. 10 concurrent identical requests under one idempotency key
-      const body = { client_id: `bench-concurrent-${randomUUID().slice(0, 6)}`, legal_name: 'Concurrent Ltd' };
-      const idempotencyKey = randomUUID();
-      const answers = await Promise.all(
-        Array.from({ length: 10 }, async () => {
-          const response = await signed('/clients', body, idempotencyKey);
-          const json = (await response.json()) as { idempotentReplay?: boolean; code?: string };
-          return response.status === 201 ? (json.idempotentReplay ? '201 replay' : '201 created') : `${response.status} ${json.code}`;
-        }),
-      );
-      const list = (await (
-        await fetch(`${service.baseUrl}/clients?limit=200`, { headers: { 'x-api-key': key.api_key ?? '' } })
-      ).json()) as { items: Array<{ client_id: string }> };
-      const tally = answers.reduce<Record<string, number>>((counts, answer) => ({ ...counts, [answer]: (counts[answer] ?? 0) + 1 }), {});
-
-      // 4. processor event -> partner webhook received
-      const receiver = await startWebhookReceiver();
-      const webhookSamples: number[] = [];
-      let webhooksReceived = 0;
       try {
-        const endpoint = await admin(`/admin/partners/${partner.partner_id}/webhook-endpoints`, { name: 'Bench', url: receiver.url, events: ['transaction_succeeded'] });
-        if (endpoint.id === undefined) throw new Error(`webhook endpoint not created: ${JSON.stringify(endpoint)}`);
-        const processorPort = Number(service.env.PROCESSOR_SANDBOX_PORT);
-        const stripe = new Stripe(config.PROCESSOR_SECRET_KEY ?? 'sk_test_sandbox_local', { host: '127.0.0.1', port: processorPort, protocol: 'http' });
-        const arrivedAt = new Map<string, number>();
-        const intents = new Map<string, string>();
-        for (let i = 0; i < WEBHOOK_PAYMENTS; i++) {
-          const response = await signed('/transactions/checkout-intent', {
-            partner_id: partner.partner_id,
-            client_id: merchant,
-            amount: 20 + i / 100,
-            currency: 'USD',
-            email: 'buyer@example.com',
-            partner_reference: `bench-webhook-${i}`,
-          });
-          const checkout = (await response.json()) as { svc_tx_id: string; processor_payment_intent_id: string };
-          if (response.status !== 201) throw new Error(`checkout-intent answered ${response.status}`);
-          const arrival = receiver.arrival(checkout.svc_tx_id, 15_000);
-          await stripe.paymentIntents.confirm(checkout.processor_payment_intent_id, { payment_method: 'pm_card_visa' });
-          arrivedAt.set(checkout.svc_tx_id, await arrival);
-          intents.set(checkout.processor_payment_intent_id, checkout.svc_tx_id);
+        const token = await adminToken();
+        const partner = await createBenchPartner(service, token, 'Bench Pay');
+        const merchant = await createBenchClient(partner, `bench-merchant-${randomUUID().slice(0, 6)}`);
+        let checkoutAnswer: string;
+        if (ONLY === undefined) {
+          const latency = await latencySections(service, partner, merchant.clientId);
+          checkoutAnswer = latency.checkoutAnswer;
+          figures.sequential_checkout_p50_ms = latency.checkoutP50Ms;
+        } else {
+          const response = await partner.signed('/transactions/checkout-intent', checkoutBody(partner.partnerId, merchant.clientId, 'bench-sample'));
+          checkoutAnswer = await response.text();
+          if (response.status !== 201) throw new Error(`checkout-intent answered ${response.status}: ${checkoutAnswer}`);
         }
-        // When the sandbox started posting each payment_intent.succeeded (its own delivery record).
-        const events = (await (await fetch(`http://127.0.0.1:${processorPort}/sandbox/events`)).json()) as {
-          data: Array<{ event: { type: string; data: { object: { id: string } } }; attempts: Array<{ at: string }> }>;
-        };
-        for (const { event, attempts } of events.data) {
-          const svcTxId = event.type === 'payment_intent.succeeded' ? intents.get(event.data.object.id) : undefined;
-          const received = svcTxId === undefined ? undefined : arrivedAt.get(svcTxId);
-          const posted = attempts[0]?.at;
-          if (received !== undefined && posted !== undefined) webhookSamples.push(received - Date.parse(posted));
-        }
-        if (webhookSamples.length !== WEBHOOK_PAYMENTS) throw new Error(`timed ${webhookSamples.length} of ${WEBHOOK_PAYMENTS} payments`);
-        await sleep(1_000); // a duplicate would have arrived by now
-        webhooksReceived = [...receiver.arrivals.values()].reduce((sum, times) => sum + times.length, 0);
+        Object.assign(figures, await throughputSection(service, { partner, clientId: merchant.clientId, clientName: merchant.legalName }, checkoutAnswer));
+        if (ONLY === undefined) Object.assign(figures, await webhookSection(service, token, partner, merchant.clientId));
       } finally {
-        await receiver.close();
+        shutdowns.push(await stopService(service));
       }
-      const webhook = summarise('processor event -> partner webhook received', webhookSamples);
-
-      console.log('\nStart-up: `npm start -- --in-memory` until GET /api/v1/health = 200');
-      console.table([summarise('start-up to healthy', startups)]);
-      console.log('Ctrl-C (SIGINT to the process group) until every process exited');
-      console.table([summarise('shutdown', shutdowns)]);
-      console.log(`Sequential request latency through the local stack (${REQUESTS} each)`);
-      console.table([summarise('GET /health', health), summarise('POST /clients (signed)', clients), summarise('POST /transactions/checkout-intent', checkouts)]);
-      console.log('10 concurrent identical POST /clients, one idempotency key');
-      console.table([{ ...tally, clients_created: list.items.filter((client) => client.client_id === body.client_id).length }]);
-      console.log(`Processor event (the sandbox starts posting payment_intent.succeeded) -> partner webhook received, ${WEBHOOK_PAYMENTS} payments one after another`);
-      console.table([{ name: webhook.name, n: webhook.n, webhook_p50_ms: webhook.p50_ms, webhook_p95_ms: webhook.p95_ms, max_ms: webhook.max_ms, mean_ms: webhook.mean_ms, webhooks_received: webhooksReceived }]);
-      console.log(JSON.stringify({ webhook_n: webhook.n, webhook_p50_ms: webhook.p50_ms, webhook_p95_ms: webhook.p95_ms, webhook_max_ms: webhook.max_ms, webhooks_received: webhooksReceived }));
-    } finally {
-      shutdowns.push(await stopService(service));
+      if (ONLY === undefined) {
+        out.log('\nStart-up: `npm start -- --in-memory` until GET /api/v1/health = 200 (the counting service not included)');
+        out.table([summarise('start-up to healthy', startups)]);
+        out.log('Ctrl-C (SIGINT to the process group) until every process exited');
+        out.table([summarise('shutdown', shutdowns)]);
+        const startup = summarise('', startups);
+        const shutdown = summarise('', shutdowns);
+        Object.assign(figures, { startup_p50_ms: startup.p50_ms, startup_max_ms: startup.max_ms, shutdown_p50_ms: shutdown.p50_ms, shutdown_max_ms: shutdown.max_ms });
+      }
     }
-    await settlement();
+    if (ONLY === undefined || ONLY === 'settlement') {
+      // 7. settlement run, each scenario in its own fresh service
+      const settlement = await benchSettlement({ startService: () => startService(dataDir), stopService, adminToken, out });
+      Object.assign(figures, settlement, {
+        settlement_10k_s: Math.round(settlement.settlement_run_10k_ms / 100) / 10,
+        settlement_10k_with_history_s: Math.round(settlement.settlement_run_10k_with_history_ms / 100) / 10,
+      });
+    }
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
+  figures.loadavg_1m_at_end = round(loadavg()[0] ?? NaN);
+  const targets = checkTargets(figures);
+  const missed = targets.filter((row) => row.result === 'MISSED');
+  out.log(`\nTargets (${availableParallelism()} cores; load average at start ${String(figures.loadavg_1m_at_start)}, at end ${String(figures.loadavg_1m_at_end)})`);
+  out.table(targets);
+  out.log(missed.length === 0 ? 'Every target measured is met.' : `${missed.length} target(s) missed: ${missed.map((row) => row.target).join('; ')}`);
+  figures.targets_met = missed.length === 0;
+  figures.targets_missed = missed.map((row) => row.target);
+  console.log(JSON.stringify(figures));
+  return missed.length === 0 ? 0 : 1;
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,55 @@
+/**
+ * The targets `npm run bench` checks its figures against (issues 8, 9 and 11), and the pass/fail table. A target
+ * whose figure the run did not measure (a section not run) is left out, neither met nor missed.
+ */
+
+export type Figures = Record<string, unknown>;
+
+interface Target {
+  name: string;
+  /** The figure as shown, and whether it meets the target; `undefined` when the run did not measure it. */
+  check(figures: Figures): { shown: string; met: boolean } | undefined;
+}
+
+const numberOf = (figures: Figures, key: string): number | undefined => (typeof figures[key] === 'number' ? (figures[key] as number) : undefined);
+
+/** A target on one figure: `figure <= limit` (or `>=`). */
+const bound = (name: string, key: string, op: '<=' | '>=', limit: number, unit = ''): Target => ({
+  name,
+  check: (figures) => {
+    const value = numberOf(figures, key);
+    if (value === undefined) return undefined;
+    return { shown: `${key} = ${value}${unit}`, met: op === '<=' ? value <= limit : value >= limit };
+  },
+});
+
+export const TARGETS: Target[] = [
+  bound('checkout: at most 4 DynamoDB calls', 'checkout_dynamodb_calls', '<=', 4),
+  bound('checkout: at most 1 processor call', 'checkout_processor_calls', '<=', 1),
+  bound('checkout throughput at least 60% of the DB bound', 'checkout_ratio_to_db_bound', '>=', 0.6),
+  {
+    name: 'checkout p99 at most 3x p50',
+    check: (figures) => {
+      const p50 = numberOf(figures, 'checkout_p50_ms');
+      const p99 = numberOf(figures, 'checkout_p99_ms');
+      if (p50 === undefined || p99 === undefined) return undefined;
+      return { shown: `p99 ${p99} ms = ${Math.round((p99 / p50) * 100) / 100}x p50 ${p50} ms`, met: p99 <= 3 * p50 };
+    },
+  },
+  bound('settlement: 10,000 transactions batched within 30 s', 'settlement_10k_s', '<=', 30, ' s'),
+  bound('settlement: with 100,000 settled in the table at most 1.2x as long', 'settlement_history_ratio', '<=', 1.2),
+  bound('processor event -> partner webhook p95 at most 1 s', 'webhook_p95_ms', '<=', 1000, ' ms'),
+];
+
+export interface TargetRow {
+  target: string;
+  figure: string;
+  result: 'met' | 'MISSED';
+}
+
+export function checkTargets(figures: Figures): TargetRow[] {
+  return TARGETS.flatMap((target) => {
+    const checked = target.check(figures);
+    return checked === undefined ? [] : [{ target: target.name, figure: checked.shown, result: checked.met ? ('met' as const) : ('MISSED' as const) }];
+  });
+}
