@@ -12,7 +12,13 @@
 export type Status = 'pending' | 'succeeded' | 'failed' | 'abandoned' | 'refunded' | 'chargeback';
 export type MovedTo = Exclude<Status, 'pending'>;
 
-const ALLOWED: Readonly<Record<Status, readonly MovedTo[]>> = {
+/**
+ * decisions.md §5: the only moves a processor event may make, written out here on purpose rather than imported
+ * from lib/domain, so the suites that judge the service by it (the storm, the webhook fuzzer) do not share a bug
+ * with what they judge. `initialized` (the legacy flow before an intent) moves by no event.
+ */
+export const ALLOWED_MOVES: Readonly<Record<Status | 'initialized', readonly MovedTo[]>> = {
+  initialized: [],
   pending: ['succeeded', 'failed', 'abandoned'],
   failed: ['succeeded'],
   succeeded: ['refunded', 'chargeback'],
@@ -20,6 +26,7 @@ const ALLOWED: Readonly<Record<Status, readonly MovedTo[]>> = {
   refunded: [],
   chargeback: [],
 };
+const ALLOWED = ALLOWED_MOVES;
 
 /**
  * The path through the machine that visits exactly `moved`, or `undefined` when no valid path does: e.g.
