@@ -13,7 +13,6 @@ import { authenticateAdmin, createAdminTokenVerifier } from '../auth/admin-token
 import { hashApiKey, signatureMatches } from '../auth/credentials';
 import { config } from '../config';
 import { isPartnerId } from '../domain/ids';
-import type { Caller } from '../domain/caller';
 import type { PayeeIds } from '../domain/partner';
 import { errors, fieldValidationError, ServiceError } from '../domain/errors';
 import { countMetric, logger } from '../observability';
@@ -56,7 +55,7 @@ export function apiKey(options: { partnerOnly: boolean; prefetchPayee: boolean }
       const presented = request.event.headers['x-api-key'];
       if (presented === undefined || presented.trim() === '') throw errors.apiKeyMissing();
       const keyHash = hashApiKey(presented.trim());
-      const named = options.prefetchPayee ? namedPayee(svc.rawBody) : undefined;
+      const named = options.prefetchPayee ? namedPayee(svc) : undefined;
       const { apiKey: stored, payee } = named === undefined ? { apiKey: await findApiKey(keyHash), payee: undefined } : await findApiKeyAndPayee(keyHash, named);
       if (stored === undefined) throw errors.apiKeyInvalid();
       svc.apiKey = stored;
@@ -68,8 +67,7 @@ export function apiKey(options: { partnerOnly: boolean; prefetchPayee: boolean }
         return;
       }
       // The key's own partner: read with the key when the body names it (the usual case), else now.
-      const partner =
-        stored.partnerId === undefined ? undefined : payee?.partnerId === stored.partnerId ? payee.partner : await getPartner(stored.partnerId);
+      const partner = stored.partnerId === undefined ? undefined : await partnerOf(svc, stored.partnerId);
       if (partner === undefined) throw errors.partnerNotFound();
       svc.caller = { kind: 'partner', keyId: stored.keyId, partner };
     },
@@ -81,18 +79,30 @@ export function apiKey(options: { partnerOnly: boolean; prefetchPayee: boolean }
  * body's schema takes (a partner id, a client id without `#`), so the read can only be of a partner and one of
  * its clients. Anything else names none (the body then fails validation anyway).
  */
-function namedPayee(rawBody: string): PayeeIds | undefined {
-  let body: { partner_id?: unknown; client_id?: unknown } | null;
-  try {
-    body = JSON.parse(rawBody) as typeof body;
-  } catch {
-    return undefined;
-  }
-  const partnerId = body?.partner_id;
-  const clientId = body?.client_id;
+function namedPayee(svc: RequestState): PayeeIds | undefined {
+  const { partner_id: partnerId, client_id: clientId } = namedIds(svc);
   if (!isPartnerId(partnerId) || !clientIdentifier.safeParse(clientId).success) return undefined;
   return { partnerId, clientId: clientId as string };
 }
+
+/**
+ * The `partner_id` and `client_id` the raw body names, before it is validated (the JSON step parses it after
+ * the access steps): parsed once for the payee read and the mutation's owner. A body that is no JSON object names none.
+ */
+function namedIds(svc: RequestState): { partner_id?: unknown; client_id?: unknown } {
+  if (svc.namedIds === undefined) {
+    try {
+      const body = JSON.parse(svc.rawBody) as { partner_id?: unknown; client_id?: unknown } | null;
+      svc.namedIds = { partner_id: body?.partner_id, client_id: body?.client_id };
+    } catch {
+      svc.namedIds = {};
+    }
+  }
+  return svc.namedIds;
+}
+
+/** Partner `partnerId`, from the payee read with the key when it is that one, else from the table. */
+const partnerOf = (svc: RequestState, partnerId: string) => (svc.payee?.partnerId === partnerId ? svc.payee.partner : getPartner(partnerId));
 
 /**
  * The partner a mutation acts for, which owns its rate-limit quota and its idempotency keys (decisions.md §4:
@@ -100,19 +110,15 @@ function namedPayee(rawBody: string): PayeeIds | undefined {
  * body is validated; a body without one stays with the key itself, and fails validation later anyway).
  */
 function ownerOf(svc: RequestState): string {
-  svc.owner ??= actingPartner(svc.caller, svc.rawBody);
+  svc.owner ??= actingPartner(svc);
   return svc.owner;
 }
 
-function actingPartner(caller: Caller, rawBody: string): string {
+function actingPartner(svc: RequestState): string {
+  const { caller } = svc;
   if (caller.kind === 'partner') return caller.partner.partnerId;
   if (caller.kind !== 'platform') throw new Error(`no owner for a ${caller.kind} caller`);
-  let partnerId: unknown;
-  try {
-    partnerId = (JSON.parse(rawBody) as { partner_id?: unknown } | null)?.partner_id;
-  } catch {
-    partnerId = undefined;
-  }
+  const partnerId = namedIds(svc).partner_id;
   return isPartnerId(partnerId) ? partnerId : `platform:${caller.keyId}`;
 }
 
@@ -145,14 +151,7 @@ export function rateLimit(): ChainMiddleware {
 async function rateLimitOf(svc: RequestState): Promise<number> {
   const owner = ownerOf(svc);
   // No read for an owner that cannot be a partner (a platform key whose body names none).
-  const partner =
-    svc.caller.kind === 'partner'
-      ? svc.caller.partner
-      : !isPartnerId(owner)
-        ? undefined
-        : svc.payee?.partnerId === owner
-          ? svc.payee.partner
-          : await getPartner(owner);
+  const partner = svc.caller.kind === 'partner' ? svc.caller.partner : isPartnerId(owner) ? await partnerOf(svc, owner) : undefined;
   return partner?.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE;
 }
 
@@ -270,10 +269,9 @@ const SETTLE_ANSWER_MARGIN_MS = 300;
  *   failed, and a caller who then retries under a new key would make a second one. The record stays
  *   `in_progress` until its lease runs out (a retry meanwhile: 409 IDEMPOTENCY_KEY_IN_USE); after that a retry
  *   with the same key runs the handler again, which finds its own earlier writes instead of repeating them
- *   (checkout and initialize reserve their `svc_tx_id` under the idempotency scope and write the transaction
- *   conditionally, and the processor call is keyed by that `svc_tx_id`; attaching the same intent again answers
- *   the same result; a client create answers 409 CLIENT_EXISTS). The retry gets the same transaction, not
- *   marked as a replay.
+ *   (attaching the same intent again answers the same result; a client create answers 409 CLIENT_EXISTS),
+ *   not marked as a replay. Checkout and initialize never get here with their work done: they store their
+ *   answer in the transaction's own write (`HandlerIdempotency.answer`).
  * - The operation failed and the key cannot be released: the caller gets the mapped error of the failure
  *   itself (503 SERVICE_UNAVAILABLE with `Retry-After` for an unreachable table), never a bare 500; the key
  *   frees itself when its lease runs out.

@@ -48,6 +48,8 @@ export interface RequestState {
   apiKey?: StoredApiKey;
   /** The partner a mutation acts for (rate limit and idempotency both use it; worked out once). */
   owner?: string;
+  /** The `partner_id` and `client_id` the raw body names, parsed once before validation (see `access.ts`). */
+  namedIds?: { partner_id?: unknown; client_id?: unknown };
   /** The payee the body names, read with the API key (routes with `prefetchPayee`), whoever it belongs to. */
   payee?: KnownPayee;
   idempotency?: IdempotencyLease;
