@@ -52,11 +52,14 @@ describe('verifyStripeEvent', () => {
 
   it('checks the signature before the JSON: unsigned garbage is an invalid signature, signed garbage is INVALID_WEBHOOK_JSON', () => {
     const garbage = '{"id": "evt_1", "type": ';
-    const notAnEvent = ['"text"', 'null', '[1]', '{"type":"payment_intent.succeeded"}', '{"id":"evt_1"}'];
+    const notAnEvent = ['', ' ', '"text"', 'null', '[1]', '{"type":"payment_intent.succeeded"}', '{"id":"evt_1"}'];
 
     expect(verify(garbage, 't=1,v1=00')).toThrow(expect.objectContaining({ code: 'PROCESSOR_SIGNATURE_INVALID' }));
     expect(verify(garbage, signed(garbage).header)).toThrow(expect.objectContaining({ status: 400, code: 'INVALID_WEBHOOK_JSON' }));
     for (const body of notAnEvent) expect(verify(body, signed(body).header)).toThrow(expect.objectContaining({ code: 'INVALID_WEBHOOK_JSON' }));
+    // An empty body is verified like any other: unsigned (or signed for other bytes) it is an invalid signature.
+    expect(verify('', 't=1,v1=00')).toThrow(expect.objectContaining({ code: 'PROCESSOR_SIGNATURE_INVALID' }));
+    expect(verify('', signed('', 301).header)).toThrow(expect.objectContaining({ code: 'PROCESSOR_SIGNATURE_INVALID' }));
   });
 
   it('answers a service without a webhook secret with 500 PROCESSOR_WEBHOOK_SECRET_MISSING (the processor retries)', () => {
