@@ -49,12 +49,15 @@ export interface RouteDefinition {
 const read: RouteAccess = { table: 'read' };
 /** Lists: a read that seals and opens paging cursors. */
 const list: RouteAccess = { ...read, cursorKey: true };
-/** Admin writes: create and update items, never delete one (admin routes keep no idempotency record to release). */
+/** Admin writes: create and update items, never delete one. */
 const write: RouteAccess = { table: 'items' };
 /** Deletes an item: a key revoked, an endpoint removed. */
 const readWrite: RouteAccess = { table: 'readWrite' };
-/** Partner mutations: API key lookup, rate-limit counter, HMAC secret (sealed), idempotency record (released by a delete). */
-const partnerMutation: RouteAccess = { table: 'readWrite', kms: ['decrypt'] };
+/**
+ * Partner mutations: API key lookup, rate-limit counter, HMAC secret (sealed), idempotency record (claimed,
+ * completed, released: all updates, never a delete, so the record keeps its nonce).
+ */
+const partnerMutation: RouteAccess = { table: 'items', kms: ['decrypt'] };
 /** ... that also calls the processor. */
 const paymentMutation: RouteAccess = { ...partnerMutation, processorKeys: true };
 

@@ -22,7 +22,7 @@ export const TABLE_ACCESS = {
   read: READ,
   /** Read items and write them (alone or in transactions), but never delete one. */
   items: ITEMS,
-  /** ... and delete them (an idempotency record released, an API key revoked, a webhook endpoint removed). */
+  /** ... and delete them (an API key revoked, a webhook endpoint removed). */
   readWrite: [...ITEMS, 'DeleteItem'],
 } as const satisfies Record<string, readonly TableAction[]>;
 

@@ -6,19 +6,20 @@
  *
  *   1. BatchGetItem, strongly consistent: the API key item, the partner, the client (`findApiKeyAndPayee`);
  *   2. UpdateItem ADD on the partner's rate window (`countRequest`);
- *   3. PutItem, conditional: the idempotency claim (`claimIdempotencyKey`);
+ *   3. UpdateItem, conditional: the idempotency claim (`claimIdempotencyKey`);
  *   4. TransactWriteItems: the transaction (attribute_not_exists), the intent link, the partner and the client
  *      still active (2 ConditionChecks), the idempotency record completed on its lease (`createTransaction` with
  *      `completionItem`).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DynamoDBDocumentClient, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { hashApiKey } from '../../lib/auth/credentials';
 import { loadConfig } from '../../lib/config';
-import { newId } from '../../lib/domain/ids';
+import { newId, randomBase32 } from '../../lib/domain/ids';
 import { currencyCode } from '../../lib/domain/money';
 import type { Transaction } from '../../lib/domain/transaction';
+import { claimUpdate, completionUpdate } from '../../lib/store/idempotency';
 import { keys } from '../../lib/store/keys';
 import { transactionItem } from '../../lib/store/transactions';
 import { checkoutBody, type BenchPartner } from './bench-api';
@@ -91,27 +92,7 @@ export function dbBoundLoop(service: BenchService, payee: Payee, responseBody: s
     const fingerprint = createHash('sha256').update(raw, 'utf8').digest('hex');
     const idempotencyKey = randomUUID();
     const lockToken = randomUUID();
-    const nowSeconds = Math.floor(nowMs / 1000);
-    const idempotencyKeyItem = keys.idempotency(partnerId, CHECKOUT_ROUTE_KEY, idempotencyKey);
-    await db.send(
-      new PutCommand({
-        TableName: table,
-        Item: {
-          ...idempotencyKeyItem,
-          entity: 'idempotency',
-          status: 'in_progress',
-          fingerprint,
-          lockToken,
-          lockExpiresAt: nowMs + 30_000,
-          createdAt: new Date(nowMs).toISOString(),
-          expiresAt: nowSeconds + 24 * 60 * 60,
-        },
-        ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :nowSeconds OR (#status = :inProgress AND lockExpiresAt < :nowMs AND fingerprint = :fingerprint)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':nowSeconds': nowSeconds, ':nowMs': nowMs, ':inProgress': 'in_progress', ':fingerprint': fingerprint },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
+    await db.send(new UpdateCommand({ ...claimUpdate({ owner: partnerId, endpoint: CHECKOUT_ROUTE_KEY, idempotencyKey, fingerprint, lockToken, lockMs: 30_000, nowMs }, randomBase32()), TableName: table }));
     lap('idempotency_claim');
     // 4. transaction + intent link + payee still active + idempotency completed, one TransactWriteItems
     const now = new Date().toISOString();
@@ -165,16 +146,7 @@ export function dbBoundLoop(service: BenchService, payee: Payee, responseBody: s
               ExpressionAttributeValues: { ':active': 'active' },
             },
           },
-          {
-            Update: {
-              TableName: table,
-              Key: idempotencyKeyItem,
-              UpdateExpression: 'SET #status = :completed, responseStatus = :statusCode, responseBody = :body REMOVE lockExpiresAt',
-              ConditionExpression: 'lockToken = :lockToken',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':completed': 'completed', ':statusCode': 201, ':body': body, ':lockToken': lockToken },
-            },
-          },
+          { Update: { ...completionUpdate({ owner: partnerId, endpoint: CHECKOUT_ROUTE_KEY, idempotencyKey, lockToken }, { statusCode: 201, body }), TableName: table } },
         ],
       }),
     );

@@ -15,13 +15,15 @@ export type Caller =
 
 /**
  * The idempotency scope a partner mutation runs under (decisions.md §4): the partner it acts for, the route,
- * the caller's `idempotency-key`, and the SHA-256 of the raw body. Use cases key their attempts by it.
+ * the caller's `idempotency-key`, and the SHA-256 of the raw body; and the `nonce` of the key's record (random,
+ * kept by the record for its 24 hours, never shown). Use cases key their attempts by it.
  */
 export interface IdempotencyScope {
   owner: string;
   endpoint: string;
   idempotencyKey: string;
   fingerprint: string;
+  nonce: string;
 }
 
 /**

@@ -17,13 +17,15 @@ export const randomBase32 = (length = 24): string => base32(randomBytes(length),
 
 /**
  * The `svc_tx_id` of a payment attempt, derived from its idempotency scope (decisions.md §4: the partner it acts
- * for, the route, the `idempotency-key` and the SHA-256 of the body), so that every try of one attempt (a retry
- * after a crash, a timeout or a released key) names the same transaction and the same processor intent without
- * a reservation write, and a different body under the same key names another. 120 bits of a SHA-256: no two
- * attempts meet. Past the idempotency record's 24 hours, the same key and body still name the same transaction.
+ * for, the route, the `idempotency-key`, the SHA-256 of the body, and the key record's random `nonce`), so that
+ * every try of one attempt (a retry after a crash, a timeout or a released key) names the same transaction and
+ * the same processor intent without a reservation write, and a different body under the same key names another.
+ * The nonce keeps the id unguessable (nothing a request contains computes it) and makes the same key and body,
+ * sent again after the record's 24 hours, a new attempt. 120 bits of a SHA-256: no two attempts meet.
  */
-export function svcTxIdOf(scope: { owner: string; endpoint: string; idempotencyKey: string; fingerprint: string }): string {
-  const digest = createHash('sha256').update([scope.owner, scope.endpoint, scope.idempotencyKey, scope.fingerprint].join('\n')).digest();
+export function svcTxIdOf(scope: { owner: string; endpoint: string; idempotencyKey: string; fingerprint: string; nonce: string }): string {
+  const parts = [scope.nonce, scope.owner, scope.endpoint, scope.idempotencyKey, scope.fingerprint];
+  const digest = createHash('sha256').update(parts.join('\n')).digest();
   return `svc_tx_${base32(digest, 24)}`;
 }
 

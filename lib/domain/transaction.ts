@@ -1,5 +1,5 @@
 /** Transactions: one payment, linked to one processor payment intent (interface-spec.md). */
-import { errors } from './errors';
+import { errors, type ServiceError } from './errors';
 import type { CurrencyCode } from './money';
 import type { Client, Partner } from './partner';
 
@@ -129,13 +129,23 @@ function reversalOf(transaction: Transaction, kind: SettlementAdjustment['kind']
  * The gate before any payment is taken (decisions.md §5), in this order: partner found, active, KYC approved;
  * then client found, active. No payment for a partner without approved KYC or a client that is not active.
  */
+export function partnerPaymentRefusal(partner: Partner | undefined): ServiceError | undefined {
+  if (partner === undefined) return errors.partnerNotFound();
+  if (partner.status !== 'active') return errors.partnerNotActive();
+  return partner.kycStatus === 'approved' ? undefined : errors.kycNotApproved();
+}
+
+export function clientPaymentRefusal(client: Client | undefined): ServiceError | undefined {
+  if (client === undefined) return errors.clientNotFound();
+  return client.status === 'active' ? undefined : errors.clientNotActive();
+}
+
 export function assertPartnerCanTakePayment(partner: Partner | undefined): asserts partner is Partner {
-  if (partner === undefined) throw errors.partnerNotFound();
-  if (partner.status !== 'active') throw errors.partnerNotActive();
-  if (partner.kycStatus !== 'approved') throw errors.kycNotApproved();
+  const refusal = partnerPaymentRefusal(partner);
+  if (refusal !== undefined) throw refusal;
 }
 
 export function assertClientCanTakePayment(client: Client | undefined): asserts client is Client {
-  if (client === undefined) throw errors.clientNotFound();
-  if (client.status !== 'active') throw errors.clientNotActive();
+  const refusal = clientPaymentRefusal(client);
+  if (refusal !== undefined) throw refusal;
 }

@@ -220,7 +220,7 @@ export function idempotency(): ChainMiddleware {
       const lockMs = context.getRemainingTimeInMillis() + LEASE_MARGIN_MS;
       const claim = await claimIdempotencyKey({ ...lease, lockMs, nowMs });
       if (claim.claimed) {
-        context.svc.idempotency = lease;
+        context.svc.idempotency = { ...lease, nonce: claim.nonce };
         return undefined;
       }
       const { existing } = claim;

@@ -158,12 +158,13 @@ async function cleanUpAfterEarlyResponse(request: Request): Promise<void> {
 }
 
 function handlerIdempotency(svc: RequestState, lease: IdempotencyLease): HandlerIdempotency {
-  const { owner, endpoint, idempotencyKey, fingerprint } = lease;
+  const { owner, endpoint, idempotencyKey, fingerprint, nonce } = lease;
   return {
     owner,
     endpoint,
     idempotencyKey,
     fingerprint,
+    nonce,
     answer: (status, body) => {
       // Serialised as `toHttpResponse` serialises it, so the replay is byte for byte the answer.
       svc.foldedCompletion = { lease, response: { statusCode: status, body: body === undefined ? '' : JSON.stringify(body) }, committed: false };

@@ -4,7 +4,7 @@
  */
 import { BatchGetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { documentClient, tableName } from './dynamo';
+import { documentClient, KeysLeftUnprocessed, tableName } from './dynamo';
 import type { TableKey } from './keys';
 
 const KEYS_PER_CALL = 100;
@@ -15,7 +15,7 @@ export async function batchGetAll(keys: readonly TableKey[], projection?: string
   for (let start = 0; start < keys.length; start += KEYS_PER_CALL) {
     let pending: Record<string, unknown>[] = keys.slice(start, start + KEYS_PER_CALL).map((key) => ({ ...key }));
     for (let tries = 1; pending.length > 0; tries++) {
-      if (tries > MAX_TRIES) throw new Error('BatchGetItem left keys unprocessed');
+      if (tries > MAX_TRIES) throw new KeysLeftUnprocessed(`BatchGetItem left ${pending.length} keys unprocessed after ${MAX_TRIES} tries`);
       if (tries > 1) await sleep(20 * 2 ** tries);
       const result: BatchGetCommandOutput = await documentClient.send(
         new BatchGetCommand({

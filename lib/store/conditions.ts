@@ -28,6 +28,16 @@ export async function writeIfCondition(write: Promise<unknown>): Promise<boolean
 }
 
 /**
+ * The item as it was when the transaction item at `index` failed its condition (asked for with
+ * `ReturnValuesOnConditionCheckFailure: 'ALL_OLD'`), as plain values; `undefined` when there was no such item.
+ */
+export function cancelledItem(error: unknown, index: number): Record<string, unknown> | undefined {
+  if (!(error instanceof TransactionCanceledException)) return undefined;
+  const item = error.CancellationReasons?.[index]?.Item;
+  return item === undefined ? undefined : unmarshall(item);
+}
+
+/**
  * The item that failed a single write's condition (asked for with `ReturnValuesOnConditionCheckFailure:
  * 'ALL_OLD'`), as plain values: the exception carries it marshalled. Saves reading it again.
  */

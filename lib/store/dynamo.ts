@@ -7,6 +7,8 @@ import {
   ProvisionedThroughputExceededException,
   RequestLimitExceeded,
   ThrottlingException,
+  TransactionCanceledException,
+  TransactionConflictException,
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
@@ -40,11 +42,29 @@ export const tableName = config.TABLE_NAME;
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /**
- * Whether an error is a dependency that is down or shedding load, which a retry a moment later may get past:
- * the table throttling (by its SDK exception classes), or a connection refused, reset, never opened or timed out.
+ * Whether a transaction was cancelled only because other writes held its items at that moment (DynamoDB's
+ * TransactionConflict), none of its own conditions failing: the same transaction a moment later may succeed.
+ */
+export function isConflictOnly(error: unknown): boolean {
+  if (!(error instanceof TransactionCanceledException)) return false;
+  const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code);
+  return codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
+}
+
+/** Thrown by {@link batchGetAll} when the table kept leaving keys unprocessed (it sheds load): a retry may get through. */
+export class KeysLeftUnprocessed extends Error {
+  override readonly name = 'KeysLeftUnprocessed';
+}
+
+/**
+ * Whether an error is a dependency that is down, shedding load or busy, which a retry a moment later may get
+ * past: the table throttling (by its SDK exception classes) or leaving keys unprocessed, a write that met a
+ * transaction in progress on its item (or a transaction that met other writes, with no condition of its own
+ * failing) after the quick retries, or a connection refused, reset, never opened or timed out.
  */
 export function isDependencyUnavailable(error: unknown): boolean {
   if (error instanceof ProvisionedThroughputExceededException || error instanceof RequestLimitExceeded || error instanceof ThrottlingException) return true;
+  if (error instanceof TransactionConflictException || error instanceof KeysLeftUnprocessed || isConflictOnly(error)) return true;
   if (!(error instanceof Error)) return false;
   const { code } = error as NodeJS.ErrnoException;
   // The SDK's HTTP handler has no error class: a connection not opened within `connectionTimeout` (or a request

@@ -10,18 +10,13 @@
  * retry, instead of failing on its own conditions as if another writer had got there first.
  */
 import { randomUUID } from 'node:crypto';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { documentClient } from './dynamo';
+import { documentClient, isConflictOnly } from './dynamo';
+
+export { isConflictOnly };
 
 const CONFLICT_RETRIES = 3;
-
-export function isConflictOnly(error: unknown): boolean {
-  if (!(error instanceof TransactionCanceledException)) return false;
-  const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code);
-  return codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
-}
 
 export async function transactWrite(items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<void> {
   for (let retry = 0; ; retry++) {

@@ -1,13 +1,16 @@
 /** Transactions and their payment-intent links. */
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { errors, fieldValidationError } from '../domain/errors';
 import { currencyCode } from '../domain/money';
-import type { Transaction, TransactionStatus } from '../domain/transaction';
-import { failedConditions } from './conditions';
+import { clientPaymentRefusal, partnerPaymentRefusal, type Transaction, type TransactionStatus } from '../domain/transaction';
+import { toClient } from './clients';
+import { cancelledItem, failedConditions } from './conditions';
 import { completionItem, type FoldedCompletion } from './idempotency';
 import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
 import { type Page, queryPage } from './paging';
+import { toPartner } from './partners';
+import { transactWrite } from './transact';
 
 const toTransaction = (item: Record<string, unknown>): Transaction => ({
   id: item.id as string,
@@ -59,7 +62,8 @@ export class TransactionExists extends Error {
 
 /**
  * The payment gate, re-checked inside the write (decisions.md §5): the partner still active with KYC approved,
- * the client still active. Closes the window between the use case's checks and the write.
+ * the client still active. Closes the window between the use case's checks and the write. A failed check returns
+ * the item as it then was, so the refusal names what changed (`paymentWriteRefusal`).
  */
 const payeeStillActive = (partnerId: string, clientId: string) => [
   {
@@ -69,6 +73,7 @@ const payeeStillActive = (partnerId: string, clientId: string) => [
       ConditionExpression: '#status = :active AND kycStatus = :approved',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: { ':active': 'active', ':approved': 'approved' },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   },
   {
@@ -78,6 +83,7 @@ const payeeStillActive = (partnerId: string, clientId: string) => [
       ConditionExpression: '#status = :active',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: { ':active': 'active' },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   },
 ];
@@ -85,16 +91,24 @@ const payeeStillActive = (partnerId: string, clientId: string) => [
 /**
  * Maps a refused payment write (the transaction item first, then the intent link when there is one, then
  * `payeeStillActive`) to its error: `onTransaction` for the transaction's own condition, else the intent
- * already linked elsewhere, else the payment gate's codes; anything else is rethrown as it is.
+ * already linked elsewhere, else the payment gate's code for the partner or client as the write found it (gone,
+ * suspended, KYC no longer approved); anything else is rethrown as it is.
  */
 function paymentWriteRefusal(error: unknown, items: readonly object[], withIntentLink: boolean, onTransaction: () => Error): Error {
   const failed = failedConditions(error);
   if (failed.includes(0)) return onTransaction();
   if (withIntentLink && failed.includes(1)) return intentAlreadyLinked();
-  if (failed.includes(items.length - 2)) return errors.partnerNotActive();
-  if (failed.includes(items.length - 1)) return errors.clientNotActive();
+  const partnerAt = items.length - 2;
+  const clientAt = items.length - 1;
+  if (failed.includes(partnerAt)) return partnerPaymentRefusal(asFound(error, partnerAt, toPartner)) ?? errors.partnerNotActive();
+  if (failed.includes(clientAt)) return clientPaymentRefusal(asFound(error, clientAt, toClient)) ?? errors.clientNotActive();
   return error as Error;
 }
+
+const asFound = <T>(error: unknown, index: number, read: (item: Record<string, unknown>) => T): T | undefined => {
+  const item = cancelledItem(error, index);
+  return item === undefined ? undefined : read(item);
+};
 
 /**
  * Writes a new transaction, and, when it has one, the link from its payment intent, in one transaction:
@@ -110,7 +124,7 @@ export async function createTransaction(tx: Transaction, completion?: FoldedComp
   const written = items.length;
   if (completion !== undefined) items.push(completionItem(completion));
   try {
-    await documentClient.send(new TransactWriteCommand({ TransactItems: items as never }));
+    await transactWrite(items as never);
   } catch (error) {
     const failed = failedConditions(error);
     if (!failed.includes(0) && failed.includes(written)) throw errors.idempotencyKeyInUse(1);
@@ -163,7 +177,7 @@ export async function attachPaymentIntent(
     ...payeeStillActive(tx.partnerId, tx.clientId),
   ];
   try {
-    await documentClient.send(new TransactWriteCommand({ TransactItems: items as never }));
+    await transactWrite(items as never);
   } catch (error) {
     throw paymentWriteRefusal(error, items, true, () => new TransactionStateConflict(tx.svcTxId));
   }

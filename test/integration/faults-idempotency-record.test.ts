@@ -14,6 +14,7 @@ import { createHandler as createCheckoutHandler } from '../../functions/transact
 import { transactionDeps } from '../../lib/adapters';
 import { httpRoute } from '../../lib/http/chain';
 import { errors } from '../../lib/domain/errors';
+import { TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { dynamoClient } from '../../lib/store/dynamo';
 import { sign, usePartnerSuite } from '../support/api';
 import { httpEvent, lambdaContext } from '../support/events';
@@ -25,17 +26,26 @@ const FAULT = 'injected-idempotency-fault';
 /** What the SDK throws when nothing listens on DynamoDB's port any more. */
 const connectionRefused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED' });
 
+type SettleWrite = 'complete' | 'release';
+
 /**
- * Fails the next `times` calls of `command` (`UpdateItemCommand`: complete; `DeleteItemCommand`: release) on an
- * idempotency record; every other call goes through.
+ * Which settling write of an idempotency record a call is (both are UpdateItem, as is the claim), if any: the
+ * key's partition and the status the update sets. `pk` is plain before the document client marshals it, `{ S }` after.
  */
-function failIdempotencyWrites(command: 'UpdateItemCommand' | 'DeleteItemCommand', times = 1): { failed: () => number } {
+function settleWriteOf(commandName: string | undefined, input: unknown): SettleWrite | undefined {
+  const { Key, UpdateExpression } = input as { Key?: { pk?: string | { S?: string } }; UpdateExpression?: string };
+  const pk = typeof Key?.pk === 'string' ? Key.pk : Key?.pk?.S;
+  if (commandName !== 'UpdateItemCommand' || pk?.startsWith('IDEMPOTENCY#') !== true) return undefined;
+  if (UpdateExpression?.includes('= :completed') === true) return 'complete';
+  return UpdateExpression?.includes('= :released') === true ? 'release' : undefined;
+}
+
+/** Fails the next `times` calls of `write` (complete or release) on an idempotency record; every other call goes through. */
+function failIdempotencyWrites(write: SettleWrite, times = 1): { failed: () => number } {
   let failed = 0;
   dynamoClient.middlewareStack.add(
     (next, context) => async (args) => {
-      const key = (args.input as { Key?: { pk?: unknown } }).Key;
-      const isIdempotencyRecord = typeof key?.pk === 'string' && key.pk.startsWith('IDEMPOTENCY#');
-      if (context.commandName === command && isIdempotencyRecord && failed < times) {
+      if (settleWriteOf(context.commandName, args.input) === write && failed < times) {
         failed++;
         throw connectionRefused();
       }
@@ -80,7 +90,7 @@ describe('a failed request whose idempotency key cannot be released', () => {
       if (calls === 1) throw connectionRefused();
       return { status: 201, body: { attempt: calls } };
     });
-    const fault = failIdempotencyWrites('DeleteItemCommand');
+    const fault = failIdempotencyWrites('release');
     const key = randomUUID();
     const event = () => signedEvent('/api/v1/test/release-fault', '{}', key);
 
@@ -105,7 +115,7 @@ describe('a failed request whose idempotency key cannot be released', () => {
     const route = httpRoute({ access: 'partner-mutation', partnerOnly: true }, async () => {
       throw new Error('injected: a bug');
     });
-    const fault = failIdempotencyWrites('DeleteItemCommand');
+    const fault = failIdempotencyWrites('release');
 
     const response = await route(signedEvent('/api/v1/test/unexpected', '{}', randomUUID()), lambdaContext());
 
@@ -115,12 +125,49 @@ describe('a failed request whose idempotency key cannot be released', () => {
   });
 });
 
+describe('a claim that meets the first request storing its answer', () => {
+  it('answers 409 IDEMPOTENCY_KEY_IN_USE with Retry-After (DynamoDB refuses a write to an item a transaction holds), never a 500', async () => {
+    // Arrange: the claim's UpdateItem meets the holder's TransactWriteItems on the record, as DynamoDB answers it
+    let handled = 0;
+    const route = httpRoute({ access: 'partner-mutation', partnerOnly: true }, async () => {
+      handled++;
+      return { status: 201, body: {} };
+    });
+    let refused = 0;
+    dynamoClient.middlewareStack.add(
+      (next, context) => async (args) => {
+        const { Key, UpdateExpression } = args.input as { Key?: { pk?: string }; UpdateExpression?: string };
+        const isClaim = context.commandName === 'UpdateItemCommand' && Key?.pk?.startsWith('IDEMPOTENCY#') === true && UpdateExpression?.includes('if_not_exists(nonce') === true;
+        if (isClaim && refused === 0) {
+          refused++;
+          throw new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: FAULT },
+    );
+    const key = randomUUID();
+
+    // Act: the duplicate meets the conflict; then it retries as told
+    const duplicate = await route(signedEvent('/api/v1/test/claim-conflict', '{}', key), lambdaContext());
+    const retried = await route(signedEvent('/api/v1/test/claim-conflict', '{}', key), lambdaContext());
+
+    // Assert
+    expect(refused).toBe(1);
+    expect(duplicate.statusCode).toBe(409);
+    expect(duplicate.headers?.['Retry-After']).toBe('1');
+    expect(JSON.parse(duplicate.body ?? '')).toEqual({ error: expect.any(String), code: 'IDEMPOTENCY_KEY_IN_USE' });
+    expect(retried.statusCode).toBe(201);
+    expect(handled).toBe(1);
+  });
+});
+
 describe('a business answer whose idempotency record cannot be completed', () => {
   it('is answered as the handler gave it (409 CLIENT_EXISTS with its JSON body), not as a 5xx', async () => {
     const route = httpRoute({ access: 'partner-mutation', partnerOnly: true }, async () => {
       throw errors.clientExists();
     });
-    const fault = failIdempotencyWrites('UpdateItemCommand');
+    const fault = failIdempotencyWrites('complete');
 
     const response = await route(signedEvent('/api/v1/test/exists', '{}', randomUUID()), lambdaContext());
 
@@ -134,7 +181,7 @@ describe('a business answer whose idempotency record cannot be completed', () =>
  * Sends the next call of `command` on an idempotency record to a server that accepts the connection and never
  * answers (a table that hangs instead of refusing); every other call goes to DynamoDB Local.
  */
-async function hangIdempotencyWrite(command: 'UpdateItemCommand' | 'DeleteItemCommand'): Promise<{ hung: () => number; close: () => void }> {
+async function hangIdempotencyWrite(write: SettleWrite): Promise<{ hung: () => number; close: () => void }> {
   const sockets: Socket[] = [];
   const blackHole = createServer((socket) => sockets.push(socket));
   await new Promise<void>((listening) => blackHole.listen(0, '127.0.0.1', listening));
@@ -142,9 +189,8 @@ async function hangIdempotencyWrite(command: 'UpdateItemCommand' | 'DeleteItemCo
   let hung = 0;
   dynamoClient.middlewareStack.add(
     (next, context) => async (args) => {
-      const key = (args.input as { Key?: { pk?: { S?: string } } }).Key;
       const request = args.request as { hostname: string; port?: number };
-      if (context.commandName === command && key?.pk?.S?.startsWith('IDEMPOTENCY#') === true && hung === 0) {
+      if (settleWriteOf(context.commandName, args.input) === write && hung === 0) {
         hung++;
         request.hostname = '127.0.0.1';
         request.port = port;
@@ -165,7 +211,7 @@ async function hangIdempotencyWrite(command: 'UpdateItemCommand' | 'DeleteItemCo
 describe('an idempotency record whose table hangs instead of refusing', () => {
   it('gives up on it within the function’s time left and answers the 201 the handler reached', async () => {
     const route = httpRoute({ access: 'partner-mutation', partnerOnly: true }, async () => ({ status: 201, body: { created: true } }));
-    const fault = await hangIdempotencyWrite('UpdateItemCommand');
+    const fault = await hangIdempotencyWrite('complete');
     try {
       const startedAt = Date.now();
       const response = await route(signedEvent('/api/v1/test/hang', '{}', randomUUID()), contextWithRemaining(2_500));

@@ -247,7 +247,7 @@ describe('POST /transactions/checkout-intent', () => {
         retrievePaymentIntent: retrieve,
       },
     });
-    const attemptOf = () => ({ owner: suite.partner.partnerId, endpoint: 'POST /api/v1/transactions/checkout-intent', idempotencyKey: `lost-${randomUUID()}`, fingerprint: 'same-body' });
+    const attemptOf = () => ({ owner: suite.partner.partnerId, endpoint: 'POST /api/v1/transactions/checkout-intent', idempotencyKey: `lost-${randomUUID()}`, fingerprint: 'same-body', nonce: randomUUID() });
     const input = () => ({
       partnerId: suite.partner.partnerId,
       clientId: suite.clientId,

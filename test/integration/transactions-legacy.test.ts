@@ -190,7 +190,7 @@ describe('crash safety of initialize', () => {
     if (partner === undefined) throw new Error('partner missing');
     const caller = { kind: 'partner' as const, keyId: suite.partner.keyId, partner };
     const input = { partnerId: partner.partnerId, clientId: suite.clientId, amountMinor: 1500, currency: currencyCode('JPY'), partnerReference: 'crash-1', meta: undefined };
-    const attempt = { owner: partner.partnerId, endpoint: 'POST /api/v1/transactions/initialize', idempotencyKey: `init-${randomUUID()}`, fingerprint: 'same-body' };
+    const attempt = { owner: partner.partnerId, endpoint: 'POST /api/v1/transactions/initialize', idempotencyKey: `init-${randomUUID()}`, fingerprint: 'same-body', nonce: randomUUID() };
 
     const first = await initializeTransaction(transactionDeps, caller, input, attempt);
     const retry = await initializeTransaction(transactionDeps, caller, input, attempt);
@@ -200,20 +200,30 @@ describe('crash safety of initialize', () => {
     expect(list.body.items).toHaveLength(1);
   });
 
-  it('re-checks the payment gate inside the write: a suspended partner cannot get a transaction even past the use case', async () => {
+  it('re-checks the payment gate inside the write, naming what changed: partner suspended, KYC revoked, partner or client unknown, client suspended', async () => {
     const { createTransaction } = await import('../../lib/store/transactions');
-    const paused = await suite.api.createPartner();
-    const pausedClient = await suite.api.createClient(paused);
-    await suite.api.admin('PATCH', `/admin/partners/${paused.partnerId}`, { status: 'suspended' });
     const now = new Date().toISOString();
+    const writeFor = (partnerId: string, clientId: string) =>
+      createTransaction({
+        id: `txn_${randomUUID()}`, svcTxId: `svc_tx_${randomUUID().replace(/-/g, '').slice(0, 24)}`, partnerId, partnerName: 'P',
+        clientId, clientName: 'C', partnerReference: 'race', processorPaymentIntentId: null, amountMinor: 100, currency: currencyCode('USD'),
+        status: 'initialized', settlementStatus: 'unsettled', fees: null, receiptEmail: null, statementDescriptorSuffix: null, meta: null, createdAt: now, updatedAt: now,
+      });
+    const payee = async () => {
+      const partner = await suite.api.createPartner();
+      return { partner, clientId: await suite.api.createClient(partner) };
+    };
+    const [suspended, kycRevoked] = [await payee(), await payee()];
+    await suite.api.admin('PATCH', `/admin/partners/${suspended.partner.partnerId}`, { status: 'suspended' });
+    await suite.api.admin('PATCH', `/admin/partners/${kycRevoked.partner.partnerId}`, { kyc_status: 'rejected' });
+    const suspendedClient = `suspended-${randomUUID()}`;
+    const created = await suite.api.signed(suite.partner, '/clients', { client_id: suspendedClient, legal_name: 'Suspended client', status: 'suspended' });
+    expect(created.status).toBe(201);
 
-    const write = createTransaction({
-      id: `txn_${randomUUID()}`, svcTxId: `svc_tx_${randomUUID().replace(/-/g, '').slice(0, 24)}`, partnerId: paused.partnerId, partnerName: 'P',
-      clientId: pausedClient, clientName: 'C', partnerReference: 'race', processorPaymentIntentId: null, amountMinor: 100, currency: currencyCode('USD'),
-      status: 'initialized', settlementStatus: 'unsettled', fees: null, receiptEmail: null, statementDescriptorSuffix: null, meta: null, createdAt: now, updatedAt: now,
-    });
-
-    await expect(write).rejects.toMatchObject({ code: 'PARTNER_NOT_ACTIVE', status: 403 });
+    await expect(writeFor(suspended.partner.partnerId, suspended.clientId)).rejects.toMatchObject({ code: 'PARTNER_NOT_ACTIVE', status: 403 });
+    await expect(writeFor(kycRevoked.partner.partnerId, kycRevoked.clientId)).rejects.toMatchObject({ code: 'KYC_NOT_APPROVED', status: 403 });
+    await expect(writeFor(`ptr_${'0'.repeat(24)}`, suspended.clientId)).rejects.toMatchObject({ code: 'PARTNER_NOT_FOUND', status: 404 });
+    await expect(writeFor(suite.partner.partnerId, 'no-such-client')).rejects.toMatchObject({ code: 'CLIENT_NOT_FOUND', status: 404 });
+    await expect(writeFor(suite.partner.partnerId, suspendedClient)).rejects.toMatchObject({ code: 'CLIENT_NOT_ACTIVE', status: 403 });
   });
 });
-

@@ -1,7 +1,15 @@
-/** The error mapper on a missing table: DynamoDB's ResourceNotFoundException is a dependency unavailable (503). */
+/**
+ * The error mapper on a table that is missing, busy or shedding load: a dependency unavailable (503 with
+ * Retry-After), never a 500.
+ */
 import { describe, expect, it } from '@jest/globals';
-import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import { ResourceNotFoundException, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { errorResult } from '../../lib/http/response';
+import { KeysLeftUnprocessed } from '../../lib/store/dynamo';
+
+const unavailable = { status: 503, body: { error: expect.any(String), code: 'SERVICE_UNAVAILABLE' }, headers: { 'Retry-After': '1' } };
+const cancelled = (...codes: string[]) =>
+  new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: codes.map((Code) => ({ Code })) });
 
 describe('errorResult', () => {
   it('maps a missing table to 503 SERVICE_UNAVAILABLE with Retry-After, never naming the table', () => {
@@ -22,5 +30,15 @@ describe('errorResult', () => {
       status: 500,
       body: { error: 'Internal server error', code: 'INTERNAL_ERROR' },
     });
+  });
+
+  it('maps a busy table to 503: a write that met a transaction, a transaction that met other writes, keys left unprocessed', () => {
+    expect(errorResult(new TransactionConflictException({ message: 'Transaction is ongoing for the item', $metadata: {} }))).toEqual(unavailable);
+    expect(errorResult(cancelled('None', 'TransactionConflict', 'None'))).toEqual(unavailable);
+    expect(errorResult(new KeysLeftUnprocessed('BatchGetItem left 3 keys unprocessed after 6 tries'))).toEqual(unavailable);
+  });
+
+  it('does not take a cancelled transaction whose own condition failed for a busy table', () => {
+    expect(errorResult(cancelled('ConditionalCheckFailed', 'TransactionConflict')).status).toBe(500);
   });
 });
