@@ -12,6 +12,7 @@ import type { Context } from 'aws-lambda';
 import { authenticateAdmin, createAdminTokenVerifier } from '../auth/admin-token';
 import { hashApiKey, signatureMatches } from '../auth/credentials';
 import { config } from '../config';
+import { assertActsFor } from '../domain/caller';
 import { isPartnerId } from '../domain/ids';
 import type { PayeeIds } from '../domain/partner';
 import { errors, fieldValidationError, ServiceError } from '../domain/errors';
@@ -153,6 +154,21 @@ async function rateLimitOf(svc: RequestState): Promise<number> {
   // No read for an owner that cannot be a partner (a platform key whose body names none).
   const partner = svc.caller.kind === 'partner' ? svc.caller.partner : isPartnerId(owner) ? await partnerOf(svc, owner) : undefined;
   return partner?.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE;
+}
+
+/**
+ * A partner key acts for its own partner only, whatever the route does with the query (decisions.md §5: a body
+ * or query `partner_id` naming another partner is 403 API_KEY_SCOPE_FORBIDDEN): a `partner_id` in the query
+ * string naming another is refused here for every route, those that read it and those that ignore it alike.
+ */
+export function queryPartnerScope(): ChainMiddleware {
+  return {
+    before: (request: ChainRequest) => {
+      const named = request.event.queryStringParameters?.partner_id;
+      assertActsFor(request.context.svc.caller, named);
+      return undefined;
+    },
+  };
 }
 
 /** `x-svc-hmac`: HMAC-SHA256 of the exact raw body with the key's secret, compared in constant time. */

@@ -11,9 +11,9 @@
  *      {@link MAX_BODY_BYTES}) -> 413 PAYLOAD_TOO_LARGE before anything reads it (no HMAC over 6 MB, no
  *      idempotency claim, no parse). A route without a body schema checks the size only if it sets `maxBodyBytes`
  *   5. access steps by the route's `access` (see `access.ts`):
- *      - 'partner-mutation': API key -> HMAC over the raw body -> rate limit (authenticated requests only)
- *        -> idempotency-key present -> idempotency
- *      - 'partner-read':     API key
+ *      - 'partner-mutation': API key -> HMAC over the raw body -> query `partner_id` in the key's scope -> rate
+ *        limit (authenticated requests only) -> idempotency-key present -> idempotency
+ *      - 'partner-read':     API key -> query `partner_id` in the key's scope
  *      - 'admin':            admin bearer token (role admin)
  *      - 'public':           none
  *   6. JSON body parse, on routes that take a body: malformed JSON, or JSON the parse would silently change (an
@@ -35,7 +35,7 @@ import type { z } from 'zod';
 import { runWithDeadline } from '../deadline';
 import { errors } from '../domain/errors';
 import { logger, metricsMiddleware, tracer } from '../observability';
-import { adminToken, apiKey, hmacSignature, idempotency, idempotencyKeyHeader, rateLimit } from './access';
+import { adminToken, apiKey, hmacSignature, idempotency, idempotencyKeyHeader, queryPartnerScope, rateLimit } from './access';
 import { MAX_BODY_BYTES } from './json-limits';
 import { bodySize, type ChainMiddleware, cors, errorMapper, jsonBody, requestState, validation } from './middlewares';
 import { toHttpResponse } from './response';
@@ -187,8 +187,8 @@ function accessSteps(options: { access: Access; partnerOnly?: boolean | undefine
     case 'admin':
       return [adminToken()];
     case 'partner-read':
-      return [apiKey(keyOptions)];
+      return [apiKey(keyOptions), queryPartnerScope()];
     case 'partner-mutation':
-      return [apiKey(keyOptions), hmacSignature(), rateLimit(), idempotencyKeyHeader(), idempotency()];
+      return [apiKey(keyOptions), hmacSignature(), queryPartnerScope(), rateLimit(), idempotencyKeyHeader(), idempotency()];
   }
 }

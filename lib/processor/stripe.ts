@@ -133,10 +133,17 @@ export function createStripeProcessor(options: StripeProcessorOptions): Processo
     } catch (error) {
       if (error instanceof ServiceError) throw error;
       if (error instanceof Stripe.errors.StripeInvalidRequestError) throw refusedParameter(error) ?? error;
-      // Stripe answered with a failure the request cannot fix: the partner should retry (the 5xx frees its key).
-      if (error instanceof Stripe.errors.StripeConnectionError || error instanceof Stripe.errors.StripeAPIError || error instanceof Stripe.errors.StripeRateLimitError) {
+      // Stripe answered with a failure the request cannot fix: the partner should retry (the 5xx frees its key). A
+      // card error on a call that carries no card (creating an unconfirmed intent) is the processor's own refusal.
+      if (
+        error instanceof Stripe.errors.StripeConnectionError ||
+        error instanceof Stripe.errors.StripeAPIError ||
+        error instanceof Stripe.errors.StripeRateLimitError ||
+        error instanceof Stripe.errors.StripeCardError
+      ) {
         throw errors.processorUnavailable(error);
       }
+      // Anything else (a parameter the processor does not know, a key it refuses) is the service's own fault: 500.
       throw error;
     }
   };

@@ -89,6 +89,19 @@ describe('key scope', () => {
     expect(list.status).toBe(403);
     expect(own.status).toBe(201);
   });
+
+  it('refuses a query partner_id naming another partner on routes that do not read the query too (a mutation, a read by id)', async () => {
+    const other = await suite.api.createPartner();
+    const query = `?partner_id=${other.partnerId}`;
+
+    const create = await suite.api.signed(suite.partner, `/clients${query}`, newClient());
+    const read = await suite.api.read(suite.partner, `/transactions/svc_tx_${'0'.repeat(24)}${query}`);
+    const ownQuery = await suite.api.signed(suite.partner, `/clients?partner_id=${suite.partner.partnerId}`, newClient());
+
+    expect({ status: create.status, code: create.body.code }).toEqual({ status: 403, code: 'API_KEY_SCOPE_FORBIDDEN' });
+    expect({ status: read.status, code: read.body.code }).toEqual({ status: 403, code: 'API_KEY_SCOPE_FORBIDDEN' });
+    expect(ownQuery.status).toBe(201);
+  });
 });
 
 describe('partner state', () => {

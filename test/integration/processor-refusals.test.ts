@@ -11,6 +11,8 @@ import { ServiceError } from '../../lib/domain/errors';
 import { createStripeProcessor } from '../../lib/processor/stripe';
 
 let refusal: Record<string, unknown> = {};
+/** The status the stand-in refuses with; Stripe's `invalid_request_error` unless a test sets another. */
+let refusalStatus = 400;
 let server: Server;
 let processor: ReturnType<typeof createStripeProcessor>;
 
@@ -18,7 +20,7 @@ beforeAll(async () => {
   server = createServer((request, response) => {
     request.resume();
     request.on('end', () => {
-      response.writeHead(400, { 'content-type': 'application/json' });
+      response.writeHead(refusalStatus, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ error: { type: 'invalid_request_error', ...refusal } }));
     });
   });
@@ -91,4 +93,18 @@ describe('a refusal of the card processor', () => {
     expect(error).not.toBeInstanceOf(ServiceError);
     expect(error).toBeInstanceOf(Error);
   });
+
+  it.each([
+    ['a card error', 402, { type: 'card_error', code: 'card_declined', message: 'Your card was declined.' }],
+    ['a rate limit', 429, { type: 'rate_limit_error', message: 'Too many requests' }],
+    ['a failure of its own', 500, { type: 'api_error', message: 'Something went wrong' }],
+  ])('that the request cannot fix (%s, %i) is 502 PROCESSOR_UNAVAILABLE: the partner retries with the same key', async (_name, status, error) => {
+    refusalStatus = status;
+    refusal = error;
+    try {
+      expect(await createIntent()).toMatchObject({ status: 502, code: 'PROCESSOR_UNAVAILABLE' });
+    } finally {
+      refusalStatus = 400;
+    }
+  }, 30_000);
 });

@@ -167,7 +167,7 @@ function tailored(): Record<string, Array<{ label: string; path: string; body?: 
     'transactions-get': [
       { label: 'A`s checkout', path: `/transactions/${a.checkout.svcTxId}`, expect: refused(404, 'TX_NOT_FOUND') },
       { label: 'A`s initialized', path: `/transactions/${a.initialized}`, expect: refused(404, 'TX_NOT_FOUND') },
-      { label: 'A`s settled', path: `/transactions/${a.settled[0]}?partner_id=${a.partner.partnerId}`, expect: refused(404, 'TX_NOT_FOUND') },
+      { label: 'A`s settled, with partner_id of A', path: `/transactions/${a.settled[0]}?partner_id=${a.partner.partnerId}`, expect: SCOPE },
     ],
     'transactions-list': [
       { label: 'partner_id of A', path: `/transactions?partner_id=${a.partner.partnerId}`, expect: SCOPE },
