@@ -1,11 +1,22 @@
 /** DELETE /api/v1/admin/api-keys/{key_id}: revoke a key; it stops working at once. */
 import * as z from 'zod';
 import { httpRoute } from '../lib/http/chain';
+import type { RouteDoc } from '../lib/http/route-doc';
 import { revokeApiKey } from '../lib/use-cases/partners';
 
-const Params = z.object({ key_id: z.string().min(1).max(64) });
+const Params = z.object({ key_id: z.string().min(1).max(64).meta({ description: "The key's id (`key_…`), as its issue answered it", example: 'key_cqvf2a9h0pvbj1bjpspahxfp' }) });
 
-export const handler = httpRoute({ access: 'admin', params: Params }, async ({ params }) => {
+const doc: RouteDoc = {
+  summary: 'Revoke an API key',
+  description: 'Deletes the key (partner-scoped or platform-wide): it is refused from the very next request (401 API_KEY_INVALID). A key already revoked is 404.',
+  tag: 'Admin: partners',
+  responses: {
+    204: { description: 'Revoked' },
+  },
+  errors: ['API_KEY_NOT_FOUND'],
+};
+
+export const handler = httpRoute({ access: 'admin', params: Params, doc }, async ({ params }) => {
   await revokeApiKey(params.key_id);
   return { status: 204 };
 });

@@ -4,10 +4,26 @@ import { httpRoute } from '../lib/http/chain';
 import { presentIssuedApiKey } from '../lib/http/presenters';
 import { issueApiKey } from '../lib/use-cases/partners';
 import { PartnerParams } from '../lib/http/partner-schemas';
+import { IssuedApiKey } from '../lib/http/response-schemas';
+import type { RouteDoc } from '../lib/http/route-doc';
 
-const Body = z.strictObject({ scope: z.literal('partner') });
+const Body = z.strictObject({ scope: z.literal('partner').meta({ description: 'Always `partner`: a key that acts for this partner only' }) });
 
-export const handler = httpRoute({ access: 'admin', params: PartnerParams, body: Body }, async ({ params }) => ({
+const doc: RouteDoc = {
+  summary: 'Issue an API key for a partner',
+  description:
+    'Creates an API key scoped to the partner, and its HMAC secret. Both are shown only in this answer: the key is stored as its ' +
+    'SHA-256, the secret encrypted. The partner must exist when the key is written. A partner may hold several keys (rotation: ' +
+    'issue a new one, then revoke the old one).',
+  tag: 'Admin: partners',
+  responses: {
+    201: { description: 'The key, its id, its HMAC secret and its `partner_id`', schema: IssuedApiKey },
+  },
+  errors: ['PARTNER_NOT_FOUND'],
+  example: { scope: 'partner' },
+};
+
+export const handler = httpRoute({ access: 'admin', params: PartnerParams, body: Body, doc }, async ({ params }) => ({
   status: 201,
   body: presentIssuedApiKey(await issueApiKey('partner', params.partner_id)),
 }));

@@ -2,9 +2,24 @@
 import { httpRoute } from '../lib/http/chain';
 import { CreatePartnerBody, toPartnerFields } from '../lib/http/partner-schemas';
 import { presentPartner } from '../lib/http/presenters';
+import { Partner } from '../lib/http/response-schemas';
+import type { RouteDoc } from '../lib/http/route-doc';
 import { createPartner } from '../lib/use-cases/partners';
 
-export const handler = httpRoute({ access: 'admin', body: CreatePartnerBody }, async ({ body }) => ({
+const doc: RouteDoc = {
+  summary: 'Create a partner',
+  description:
+    'Creates a partner with a new id (`ptr_…`). `status` defaults to `active`, `kyc_status` to `pending` (payments need `approved`), ' +
+    "`rate_limit_per_minute` to the service's default and `branding` to none. Issue its API keys with `POST /admin/partners/{partner_id}/api-keys`.",
+  tag: 'Admin: partners',
+  responses: {
+    201: { description: 'The partner created', schema: Partner },
+  },
+  errors: [],
+  example: { name: 'Acme Payments Ltd', service_fee_percentage: 2.5, kyc_status: 'approved' },
+};
+
+export const handler = httpRoute({ access: 'admin', body: CreatePartnerBody, doc }, async ({ body }) => ({
   status: 201,
   body: presentPartner(await createPartner(toPartnerFields(body))),
 }));

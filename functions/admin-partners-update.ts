@@ -2,9 +2,25 @@
 import { httpRoute } from '../lib/http/chain';
 import { PartnerParams, toPartnerFields, UpdatePartnerBody } from '../lib/http/partner-schemas';
 import { presentPartner } from '../lib/http/presenters';
+import { Partner } from '../lib/http/response-schemas';
+import type { RouteDoc } from '../lib/http/route-doc';
 import { updatePartner } from '../lib/use-cases/partners';
 
-export const handler = httpRoute({ access: 'admin', params: PartnerParams, body: UpdatePartnerBody }, async ({ params, body }) => ({
+const doc: RouteDoc = {
+  summary: 'Update a partner',
+  description:
+    'Changes the fields given (at least one); the others stay as they are. `rate_limit_per_minute: null` returns to the ' +
+    "service's default; `branding` replaces the whole branding (a part left out is cleared), and `branding: null` clears it. " +
+    'A change of `status` or `kyc_status` applies from the next request: suspending a partner refuses its payments.',
+  tag: 'Admin: partners',
+  responses: {
+    200: { description: 'The partner, updated', schema: Partner },
+  },
+  errors: ['PARTNER_NOT_FOUND'],
+  example: { status: 'active', kyc_status: 'approved', branding: { display_name: 'Acme', logo_url: 'https://cdn.example.com/acme/logo.png', brand_color: '#1a2b3c' } },
+};
+
+export const handler = httpRoute({ access: 'admin', params: PartnerParams, body: UpdatePartnerBody, doc }, async ({ params, body }) => ({
   status: 200,
   body: presentPartner(await updatePartner(params.partner_id, toPartnerFields(body))),
 }));

@@ -1,9 +1,22 @@
 /** DELETE /api/v1/admin/partners/{partner_id}/webhook-endpoints/{id}: its pending deliveries then fail. */
 import { httpRoute } from '../lib/http/chain';
+import type { RouteDoc } from '../lib/http/route-doc';
 import { WebhookEndpointParams } from '../lib/http/webhook-schemas';
 import { deleteWebhookEndpoint } from '../lib/use-cases/webhook-endpoints';
 
-export const handler = httpRoute({ access: 'admin', params: WebhookEndpointParams }, async ({ params }) => {
+const doc: RouteDoc = {
+  summary: 'Delete a webhook endpoint',
+  description:
+    "Deletes the endpoint (recorded in the audit log). Its pending deliveries fail at their next attempt and can no longer be resent. " +
+    'An endpoint of another partner, or one already deleted, is 404.',
+  tag: 'Admin: webhooks',
+  responses: {
+    204: { description: 'Deleted' },
+  },
+  errors: ['WEBHOOK_ENDPOINT_NOT_FOUND'],
+};
+
+export const handler = httpRoute({ access: 'admin', params: WebhookEndpointParams, doc }, async ({ params }) => {
   await deleteWebhookEndpoint(params.partner_id, params.id);
   return { status: 204 };
 });

@@ -4,11 +4,41 @@
  */
 import { settlementDeps } from '../lib/adapters/settlement';
 import { batchReportContentDisposition, batchReportCsv, SETTLEMENT_REPORT_CONTENT_TYPE } from '../lib/domain/settlement-report';
+import * as z from 'zod';
 import { httpRoute } from '../lib/http/chain';
+import type { RouteDoc } from '../lib/http/route-doc';
 import { SettlementParams } from '../lib/http/settlement-schemas';
 import { getBatchFor } from '../lib/use-cases/settlements';
 
-export const handler = httpRoute({ access: 'partner-read', params: SettlementParams }, async ({ caller, params }) => {
+const doc: RouteDoc = {
+  summary: "Download a settlement batch's reconciliation report (CSV)",
+  description:
+    'The batch line by line, as `text/csv; charset=utf-8` (RFC 4180: CRLF after every record, a field quoted only when it holds a comma, a double ' +
+    'quote, CR or LF), downloaded as `settlement-<id>.csv`. Header `type,svc_tx_id,partner_reference,created_at,currency,gross,processor_fee,platform_fee,net`; ' +
+    'a `transaction` row per payment, an `adjustment` row (negative amounts) per refund or chargeback deducted, then a `total` row equal to the ' +
+    "batch's totals. Amounts in major units with the currency's decimals (`12.30`, JPY `1000`). A text cell starting with `=`, `+`, `-`, `@`, " +
+    "TAB, CR or `'` gets a leading `'` (spreadsheet formula injection): strip one leading `'` from `svc_tx_id` and `partner_reference` before " +
+    "comparing them with the API. Same access as `GET /settlements`: another partner's batch is 404 BATCH_NOT_FOUND.",
+  tag: 'Settlements',
+  responses: {
+    200: {
+      description: 'The report',
+      contentType: 'text/csv',
+      schema: z.string().meta({
+        description: 'RFC 4180 CSV, UTF-8',
+        example:
+          'type,svc_tx_id,partner_reference,created_at,currency,gross,processor_fee,platform_fee,net\r\n' +
+          'transaction,svc_tx_0f3k9m2p7q8r1s4t5v6w7x8y,order-1001,2026-11-22T10:15:00.000Z,USD,49.99,1.45,1.50,47.04\r\n' +
+          'total,,,,USD,49.99,1.45,1.50,47.04\r\n',
+      }),
+      headers: { 'content-disposition': '`attachment; filename="settlement-<id>.csv"`' },
+    },
+  },
+  // PARTNER_NOT_FOUND: the API key step's, a partner key whose partner no longer exists (not among the chain codes the generator adds).
+  errors: ['PARTNER_NOT_FOUND', 'BATCH_NOT_FOUND'],
+};
+
+export const handler = httpRoute({ access: 'partner-read', params: SettlementParams, doc }, async ({ caller, params }) => {
   const batch = await getBatchFor(settlementDeps, caller, params.id);
   return {
     status: 200,

@@ -3,11 +3,32 @@ import { settlementDeps } from '../lib/adapters/settlement';
 import { httpRoute } from '../lib/http/chain';
 import { MAX_BODY_BYTES } from '../lib/http/json-limits';
 import { presentBatch } from '../lib/http/presenters';
+import { SettlementRun } from '../lib/http/response-schemas';
+import type { RouteDoc } from '../lib/http/route-doc';
 import { SettlementRunQuery } from '../lib/http/settlement-schemas';
 import { runScopeFor, runSettlement } from '../lib/use-cases/settlements';
 
+const doc: RouteDoc = {
+  summary: 'Run settlement: batch the eligible transactions',
+  description:
+    'Groups every eligible transaction of the scope into new `pending` batches, one per partner, client and currency (at most 99 transactions ' +
+    'a batch; a larger group becomes several). Eligible: status `succeeded`, settlementStatus `unsettled`, created before 00:00 UTC today. ' +
+    'Refunds and chargebacks of transactions already settled are deducted from the client\'s next batch as `adjustments`. Each batch and the ' +
+    'move of its transactions to `queued` are written atomically; concurrent runs never put one transaction in two batches. No body.\n\n' +
+    "Scope: a partner key settles its own partner (a `partner_id` naming another is 403 API_KEY_SCOPE_FORBIDDEN); a platform key settles every " +
+    'partner, or the one `partner_id` names (404 PARTNER_NOT_FOUND if unknown). `client_id` narrows to one merchant. A run with nothing to settle ' +
+    'answers 200 with `created_batches: 0`; what a run cannot write (a failure, or running out of time) waits for the next run, and a run that ' +
+    'could write nothing because of failures answers 503 SERVICE_UNAVAILABLE (or 500): run again shortly.',
+  tag: 'Settlements',
+  responses: {
+    200: { description: 'The batches this run created (none when nothing was eligible)', schema: SettlementRun },
+  },
+  // PARTNER_NOT_FOUND: a platform key's unknown `partner_id` (runScopeFor), or the API key step's (a partner key whose partner no longer exists).
+  errors: ['PARTNER_NOT_FOUND'],
+};
+
 // No body is read (the spec: "Body: none"); one over the usual limit is refused (413) rather than taken in.
-export const handler = httpRoute({ access: 'partner-read', query: SettlementRunQuery, maxBodyBytes: MAX_BODY_BYTES }, async ({ caller, query }) => {
+export const handler = httpRoute({ access: 'partner-read', query: SettlementRunQuery, maxBodyBytes: MAX_BODY_BYTES, doc }, async ({ caller, query }) => {
   const scope = await runScopeFor(settlementDeps, caller, { partnerId: query.partner_id, clientId: query.client_id });
   const batches = await runSettlement(settlementDeps, scope);
   return { status: 200, body: { created_batches: batches.length, batches: batches.map(presentBatch) } };

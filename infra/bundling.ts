@@ -18,7 +18,7 @@
  * output directory. In Lambda they resolve beside the map (`/var/task/functions/health.ts`): that is the path
  * `--enable-source-maps` prints in a stack trace.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -211,5 +211,18 @@ export const FUNCTIONS_DIR = join(PROJECT_ROOT, 'functions');
  */
 export async function buildFunction(name: string, outDir: string): Promise<{ outfile: string; result: BuildResult }> {
   const outfile = join(outDir, 'index.mjs');
-  return { outfile, result: await bundle(esbuildOptions(join(FUNCTIONS_DIR, `${name}.ts`), outfile)) };
+  const result = await bundle(esbuildOptions(join(FUNCTIONS_DIR, `${name}.ts`), outfile));
+  for (const [file, from] of Object.entries(FUNCTION_FILES[name] ?? {})) copyFileSync(join(PROJECT_ROOT, from), join(outDir, file));
+  return { outfile, result };
 }
+
+/**
+ * Files a function reads at run time beside its bundle, by function: name in the bundle's directory -> source
+ * path from the project root. Not code, so not bundled (nor counted in the bundle's size).
+ */
+export const FUNCTION_FILES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  // The API reference page's script (functions/api-docs-script.ts: SCRIPT_FILE), 3.7 MB.
+  'api-docs-script': { 'scalar-standalone.js': 'node_modules/@scalar/api-reference/dist/browser/standalone.js' },
+  // The OpenAPI document (functions/openapi-document.ts), 300 KB and growing with the docs.
+  'openapi-document': { 'openapi.json': 'docs/openapi.json' },
+};

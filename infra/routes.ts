@@ -125,6 +125,11 @@ const declaredRoutes: readonly RouteDefinition[] = [
   { name: 'settlements-report', method: 'GET', path: `${API_PREFIX}/settlements/{id}/report.csv`, access: read },
 
   { name: 'branding-packet', method: 'GET', path: `${API_PREFIX}/branding/packet`, access: { table: 'read', processorKeys: true } },
+
+  // The API's own documentation (issue 12): the OpenAPI document, and the page that renders it with its script.
+  { name: 'openapi-document', method: 'GET', path: `${API_PREFIX}/openapi.json`, access: {} },
+  { name: 'api-docs', method: 'GET', path: `${API_PREFIX}/docs`, access: {} },
+  { name: 'api-docs-script', method: 'GET', path: `${API_PREFIX}/docs/scalar.js`, access: {} },
   { name: 'branding-packet', method: 'OPTIONS', path: `${API_PREFIX}/branding/packet`, access: { table: 'read', processorKeys: true } },
 ];
 

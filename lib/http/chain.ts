@@ -39,6 +39,7 @@ import { adminToken, apiKey, hmacSignature, idempotency, idempotencyKeyHeader, q
 import { MAX_BODY_BYTES } from './json-limits';
 import { bodySize, type ChainMiddleware, cors, errorMapper, jsonBody, requestState, validation } from './middlewares';
 import { toHttpResponse } from './response';
+import type { RouteDoc } from './route-doc';
 import type { IdempotencyScope } from '../domain/caller';
 import type { FoldedCompletion } from '../store/idempotency';
 import type { ChainContext, HttpEvent, HttpRequest, HttpResponse, HttpResult, IdempotencyLease, RequestState } from './types';
@@ -73,6 +74,8 @@ export interface RouteOptions<
   body?: B;
   query?: Q;
   params?: P;
+  /** What the API reference says of the route (`route-doc.ts`); every route of the route table has one. */
+  doc?: RouteDoc;
 }
 
 /**
@@ -127,7 +130,7 @@ export function httpRoute<
     return toHttpResponse(result, svc.requestId);
   };
 
-  return middy<HttpEvent, HttpResponse, Error, ChainContext>(lambdaHandler, {
+  const chain = middy<HttpEvent, HttpResponse, Error, ChainContext>(lambdaHandler, {
     timeoutEarlyInMillis: ANSWER_RESERVE_MS,
     // A named, retryable answer (the 5xx releases the idempotency key) instead of a generic 500.
     timeoutEarlyResponse: () => {
@@ -145,7 +148,12 @@ export function httpRoute<
     .use(accessSteps(options))
     .use(options.body === undefined ? [] : [jsonBody()])
     .use(validation({ body: options.body, query: options.query, params: options.params }));
+  // The route's contract, for the OpenAPI document: the very schemas the chain validates with.
+  return Object.assign(chain, { contract: options as RouteOptions<Access, z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined> });
 }
+
+/** What an `httpRoute` handler carries of its options (the OpenAPI generator reads it). */
+export type RouteContract = RouteOptions<Access, z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined>;
 
 /**
  * When a step answered early, middy skipped every `after`, the Powertools ones included: run the cleanups they

@@ -3,36 +3,64 @@ import * as z from 'zod';
 import { KYC_STATUSES, PARTNER_STATUSES } from '../domain/partner';
 import { percentage, text } from './schemas';
 
-export const PartnerParams = z.object({ partner_id: z.string().min(1).max(64) });
+export const PartnerParams = z.object({
+  partner_id: z.string().min(1).max(64).meta({ description: "The partner's id (`ptr_…`), as `POST /admin/partners` answered it", example: 'ptr_cc0g7fs3hpkca17rfvndrekn' }),
+});
 
 /** `branding` of PATCH /admin/partners/{id} (decisions.md §10); each part may be cleared with null. */
 const Branding = z
   .strictObject({
-    display_name: text(1, 100).nullable().optional(),
-    logo_url: z.url({ protocol: /^https?$/, error: 'Must be an http(s) URL' }).max(2048).nullable().optional(),
-    brand_color: z.string().regex(/^#[0-9a-fA-F]{6}$/, 'Must be a colour like #1a2b3c').nullable().optional(),
+    display_name: text(1, 100)
+      .nullable()
+      .optional()
+      .meta({ description: "Name shown in the checkout widget (1-100 characters); absent or null: the partner's `name`", example: 'Acme Payments' }),
+    logo_url: z
+      .url({ protocol: /^https?$/, error: 'Must be an http(s) URL' })
+      .max(2048)
+      .nullable()
+      .optional()
+      .meta({ description: 'An http(s) URL of the logo (at most 2048 characters); absent or null: none', example: 'https://cdn.example.com/acme/logo.png' }),
+    brand_color: z
+      .string()
+      .regex(/^#[0-9a-fA-F]{6}$/, 'Must be a colour like #1a2b3c')
+      .nullable()
+      .optional()
+      .meta({ description: 'A colour as `#rrggbb`; absent or null: none', example: '#1a2b3c' }),
   })
   .transform((branding) => ({
     displayName: branding.display_name ?? null,
     logoUrl: branding.logo_url ?? null,
     brandColor: branding.brand_color ?? null,
-  }));
+  }))
+  .meta({ description: 'What the checkout widget shows (`GET /branding/packet`). The object replaces the whole branding: a part left out is cleared' });
 
 const fields = {
-  name: text(1, 200),
-  service_fee_percentage: percentage,
-  status: z.enum(PARTNER_STATUSES),
-  kyc_status: z.enum(KYC_STATUSES),
+  name: text(1, 200).meta({ description: "The partner's name (1-200 characters, no control characters, no whitespace at either end)", example: 'Acme Payments Ltd' }),
+  service_fee_percentage: percentage.meta({
+    description: "The platform's share of each payment, in percent (0-100, at most 4 decimals: 2.5 means 2.5 %). A merchant's `partner_fee_percentage` may not be below it",
+    example: 2.5,
+  }),
+  status: z.enum(PARTNER_STATUSES).meta({
+    description: "`active` or `suspended`: a suspended partner's payments are refused (403 PARTNER_NOT_ACTIVE) and so is managing its clients (403 PARTNER_SUSPENDED)",
+    example: 'active',
+  }),
+  kyc_status: z.enum(KYC_STATUSES).meta({ description: "The partner's KYC review: payments need `approved` (else 403 KYC_NOT_APPROVED)", example: 'approved' }),
   /** `null`: the default `RATE_LIMIT_PER_MINUTE`. */
-  rate_limit_per_minute: z.number().int().min(1).max(1_000_000).nullable(),
-  branding: Branding.nullable(),
+  rate_limit_per_minute: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .nullable()
+    .meta({ description: "Signed mutations a minute made for the partner (1-1,000,000; over it: 429 RATE_LIMITED); null: the service's default (`RATE_LIMIT_PER_MINUTE`)", example: 600 }),
+  branding: Branding.nullable().meta({ description: "The checkout widget's branding; null clears it (the widget then shows the partner's `name`)" }),
 };
 
 export const CreatePartnerBody = z.strictObject({
   name: fields.name,
   service_fee_percentage: fields.service_fee_percentage,
-  status: fields.status.default('active'),
-  kyc_status: fields.kyc_status.default('pending'),
+  status: fields.status.default('active').meta({ description: "`active` (default) or `suspended`: a suspended partner's payments are refused (403 PARTNER_NOT_ACTIVE) and so is managing its clients (403 PARTNER_SUSPENDED)" }),
+  kyc_status: fields.kyc_status.default('pending').meta({ description: "The partner's KYC review, default `pending`: payments need `approved` (else 403 KYC_NOT_APPROVED)" }),
   rate_limit_per_minute: fields.rate_limit_per_minute.default(null),
   branding: fields.branding.default(null),
 });

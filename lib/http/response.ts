@@ -15,7 +15,12 @@ export function toHttpResponse(result: HttpResult, requestId: string): HttpRespo
   if (result.text !== undefined) {
     // Sent as a string with isBase64Encoded unset: API Gateway (and the local adapter) write it as UTF-8 bytes.
     const rest = Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'content-type'));
-    return { statusCode: result.status, headers: { 'content-type': result.contentType, ...rest }, body: result.text };
+    return {
+      statusCode: result.status,
+      headers: { 'content-type': result.contentType, ...rest },
+      body: result.text,
+      ...(result.base64 === true ? { isBase64Encoded: true } : {}),
+    };
   }
   if (result.body === undefined) return { statusCode: result.status, headers, body: '' };
   return {

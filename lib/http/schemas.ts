@@ -12,8 +12,14 @@ export const PageQuery = z.object({
     .regex(/^[0-9]{1,3}$/, 'Must be a whole number from 1 to 200, in decimal digits')
     .transform(Number)
     .pipe(z.number().min(1).max(200))
-    .default(50),
-  cursor: z.string().min(1).max(2048).optional(),
+    .default(50)
+    .meta({ description: 'Items per page: a whole number from 1 to 200, in decimal digits; default 50', example: '20' }),
+  cursor: z
+    .string()
+    .min(1)
+    .max(2048)
+    .optional()
+    .meta({ description: "The previous page's `next_cursor`, unchanged, with the same filters (opaque and sealed: any other value is 400 VALIDATION_ERROR); absent: the first page" }),
 });
 
 /** Whitespace (as `String.prototype.trim` sees it) at the start or the end. */

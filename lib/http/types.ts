@@ -32,6 +32,8 @@ export interface TextResult {
   status: number;
   text: string;
   contentType: string;
+  /** `text` is the base64 of the bytes to send (a compressed body): sent with API Gateway's `isBase64Encoded`. */
+  base64?: boolean;
   headers?: Record<string, string>;
   body?: never;
 }

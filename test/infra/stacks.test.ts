@@ -214,12 +214,12 @@ describe('API stack', () => {
     }
   });
 
-  it('routes partner mutations to functions that may decrypt HMAC secrets, and reads to read-only functions', () => {
-    expect(routes.find((route) => route.name === 'clients-create')?.access).toEqual({ table: 'readWrite', kms: ['decrypt'] });
+  it('routes partner mutations to functions that may decrypt HMAC secrets and write items (never delete: an idempotency key is released by an update), and reads to read-only functions', () => {
+    expect(routes.find((route) => route.name === 'clients-create')?.access).toEqual({ table: 'items', kms: ['decrypt'] });
     expect(routes.find((route) => route.name === 'clients-list')?.access).toEqual({ table: 'read', cursorKey: true });
     expect(routes.find((route) => route.name === 'transactions-list')?.access).toEqual({ table: 'read', cursorKey: true });
     for (const name of ['transactions-checkout-intent', 'transactions-checkout-intent-v2', 'transactions-attach-intent']) {
-      expect(routes.find((route) => route.name === name)?.access).toEqual({ table: 'readWrite', kms: ['decrypt'], processorKeys: true });
+      expect(routes.find((route) => route.name === name)?.access).toEqual({ table: 'items', kms: ['decrypt'], processorKeys: true });
     }
   });
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll } from '@jest/globals';
 import { startHttpApi, type HttpApi } from '../../infra/local/http-api';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { config } from '../../lib/config';
+import { contractViolation } from './contract';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -20,6 +21,9 @@ export interface PartnerCredentials {
   apiKey: string;
   hmacSecret: string;
 }
+
+/** JSON bodies parsed; any other (a CSV report) kept as text. */
+const parseBody = (text: string, contentType: string | null) => (contentType?.startsWith('application/json') === true ? JSON.parse(text) : text);
 
 export const sign = (secret: string, rawBody: string) => createHmac('sha256', secret).update(rawBody).digest('hex');
 
@@ -40,10 +44,17 @@ export class TestApi {
     return `${this.server.url}/api/v1`;
   }
 
+  /**
+   * Sends a request and reads its answer, which must keep the documented contract (`contract.ts`: a documented
+   * status, a body its schema accepts, a documented error code): a test sending anything learns so at once.
+   */
   async request(method: string, path: string, options: { headers?: Record<string, string>; body?: string } = {}): Promise<ApiResponse> {
-    const response = await fetch(`${this.baseUrl}${path}`, { method, headers: options.headers, body: options.body });
+    const url = `${this.baseUrl}${path}`;
+    const response = await fetch(url, { method, headers: options.headers, body: options.body });
     const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
+    const violation = await contractViolation({ method, url: new URL(url).pathname + new URL(url).search, status: response.status, contentType: response.headers.get('content-type'), text });
+    if (violation !== undefined) throw new Error(`${method} ${path} answered ${response.status} against the documented contract: ${violation}\n${text.slice(0, 500)}`);
+    return { status: response.status, headers: response.headers, body: text === '' ? undefined : parseBody(text, response.headers.get('content-type')) };
   }
 
   admin(method: string, path: string, body?: unknown, token = this.adminToken): Promise<ApiResponse> {

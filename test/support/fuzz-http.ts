@@ -7,6 +7,7 @@
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import type { PartnerCredentials } from './api';
+import { contractViolation } from './contract';
 
 export interface Answer {
   status: number;
@@ -15,6 +16,8 @@ export interface Answer {
   /** The body parsed, or `undefined` (empty, or not JSON: see `parsed`). */
   json: any;
   parsed: boolean;
+  /** How the answer breaks the route's documented contract (`contract.ts`), if it does. */
+  contractViolation: string | undefined;
 }
 
 export async function send(url: string, init: { method: string; headers: Record<string, string>; body?: Buffer | undefined }): Promise<Answer> {
@@ -30,7 +33,10 @@ export async function send(url: string, init: { method: string; headers: Record<
       parsed = false;
     }
   }
-  return { status: response.status, contentType: response.headers.get('content-type'), text, json, parsed };
+  const contentType = response.headers.get('content-type');
+  const { pathname, search } = new URL(url);
+  const violation = await contractViolation({ method: init.method, url: pathname + search, status: response.status, contentType, text });
+  return { status: response.status, contentType, text, json, parsed, contractViolation: violation };
 }
 
 /** HMAC-SHA256 of the exact bytes, lowercase hex (docs/authentication.md). */
@@ -109,6 +115,7 @@ const isStringArray = (value: unknown): value is string[] => Array.isArray(value
 
 /** Why `answer` breaks the answer rules above, or `undefined`. */
 export function answerProblem(answer: Answer): string | undefined {
+  if (answer.contractViolation !== undefined) return `against the documented contract: ${answer.contractViolation}`;
   if (answer.status >= 500) return `a server error: ${answer.status} ${answer.text.slice(0, 300)}`;
   if (answer.status < 400) return answer.text === '' || answer.parsed ? undefined : `a ${answer.status} whose body is not JSON: ${answer.text.slice(0, 200)}`;
   if (!answer.parsed || !isPlainObject(answer.json)) return `a ${answer.status} whose body is not a JSON object: ${answer.text.slice(0, 200)}`;

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { RouteDefinition } from '../../infra/routes';
+import { type Answer, send as sendBytes } from './fuzz-http';
 
 export type Access = 'admin' | 'public' | 'partner-read' | 'partner-mutation';
 
@@ -37,23 +38,11 @@ export interface Probe {
   expect: Expect;
 }
 
-export interface Answer {
-  status: number;
-  text: string;
-  json: any;
-}
+export type { Answer };
 
-export async function send(baseUrl: string, probe: Probe): Promise<Answer> {
-  const response = await fetch(`${baseUrl}${probe.path}`, { method: probe.route.method, headers: probe.headers, ...(probe.body === undefined ? {} : { body: probe.body }) });
-  const text = await response.text();
-  let json: any;
-  try {
-    json = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    json = undefined; // a CSV report, say
-  }
-  return { status: response.status, text, json };
-}
+/** Sends a probe; its answer carries how it breaks the route's documented contract, if it does. */
+export const send = (baseUrl: string, probe: Probe): Promise<Answer> =>
+  sendBytes(`${baseUrl}${probe.path}`, { method: probe.route.method, headers: probe.headers, body: probe.body === undefined ? undefined : Buffer.from(probe.body, 'utf8') });
 
 /**
  * Why `answer` is a leak (or not what the docs promise), or undefined. `markers`: the other tenant's values;

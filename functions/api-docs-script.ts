@@ -1,0 +1,48 @@
+/**
+ * GET /api/v1/docs/scalar.js: the script of the API reference page (`@scalar/api-reference`'s standalone
+ * browser build), served by this service so the page needs no CDN. Sent gzip-compressed to a browser that
+ * accepts it (3.7 MB plain, about 1 MB compressed), compressed once per container.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { gzipSync } from 'node:zlib';
+import * as z from 'zod';
+import { httpRoute } from '../lib/http/chain';
+import type { RouteDoc } from '../lib/http/route-doc';
+import type { HttpResult } from '../lib/http/types';
+
+/** Where the bundle for AWS puts the script (beside `index.mjs`: `infra/bundling.ts`, FUNCTION_FILES). */
+export const SCRIPT_FILE = 'scalar-standalone.js';
+
+const doc: RouteDoc = {
+  summary: "The API reference page's script",
+  description: "Scalar's API reference (`@scalar/api-reference`), its standalone browser build; gzip-compressed when the browser accepts it.",
+  tag: 'Documentation',
+  responses: { 200: { description: 'JavaScript', contentType: 'text/javascript', schema: z.string() } },
+};
+
+let script: { plain: string; gzip: string } | undefined;
+
+/** The script beside the bundle (AWS), else from the package (the local runtime, the tests). */
+function loadScript(): { plain: string; gzip: string } {
+  if (script === undefined) {
+    let plain: string;
+    try {
+      plain = readFileSync(new URL(`./${SCRIPT_FILE}`, import.meta.url), 'utf8');
+    } catch {
+      plain = readFileSync(createRequire(import.meta.url).resolve('@scalar/api-reference/browser/standalone.js'), 'utf8');
+    }
+    script = { plain, gzip: gzipSync(plain).toString('base64') };
+  }
+  return script;
+}
+
+const CACHE = 'public, max-age=86400';
+
+export const handler = httpRoute({ access: 'public', doc }, async ({ headers }): Promise<HttpResult> => {
+  const { plain, gzip } = loadScript();
+  const answer = { status: 200, contentType: 'text/javascript; charset=utf-8' };
+  const cached = { 'cache-control': CACHE, vary: 'accept-encoding' };
+  if (!/\bgzip\b/.test(headers['accept-encoding'] ?? '')) return { ...answer, text: plain, headers: cached };
+  return { ...answer, text: gzip, base64: true, headers: { ...cached, 'content-encoding': 'gzip' } };
+});

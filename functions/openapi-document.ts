@@ -1,0 +1,37 @@
+/**
+ * GET /api/v1/openapi.json: the OpenAPI 3.1 document of this API. It is `docs/openapi.json`, which `npm run
+ * openapi` writes from the routes' own contracts (`infra/openapi.ts`: the zod schemas each route validates with,
+ * its responses and error codes); a test fails when the file and the code differ. Read as a file, not bundled:
+ * beside the bundle in AWS (`infra/bundling.ts`, FUNCTION_FILES), from `docs/` locally.
+ */
+import { readFileSync } from 'node:fs';
+import * as z from 'zod';
+import { httpRoute } from '../lib/http/chain';
+import type { RouteDoc } from '../lib/http/route-doc';
+
+const doc: RouteDoc = {
+  summary: 'The OpenAPI 3.1 document of this API',
+  description: 'Every route, its request and response schemas, security and error codes. Browse it at `GET /api/v1/docs`.',
+  tag: 'Documentation',
+  responses: { 200: { description: 'The document', schema: z.record(z.string(), z.unknown()).meta({ type: 'object', description: 'An OpenAPI 3.1 document' }) } },
+};
+
+let document: string | undefined;
+
+function loadDocument(): string {
+  if (document === undefined) {
+    try {
+      document = readFileSync(new URL('./openapi.json', import.meta.url), 'utf8');
+    } catch {
+      document = readFileSync(new URL('../docs/openapi.json', import.meta.url), 'utf8');
+    }
+  }
+  return document;
+}
+
+export const handler = httpRoute({ access: 'public', doc }, async () => ({
+  status: 200,
+  text: loadDocument(),
+  contentType: 'application/json; charset=utf-8',
+  headers: { 'cache-control': 'public, max-age=300' },
+}));

@@ -1,0 +1,240 @@
+/**
+ * The API's response bodies as zod schemas: what the OpenAPI document shows, and what the tests hold every
+ * answer of the service to (`test/support/contract.ts`). The presenters (`presenters.ts`,
+ * `webhook-presenters.ts`) build exactly these shapes; the schemas are strict, so a field added there and not
+ * here fails the tests.
+ */
+import * as z from 'zod';
+import { AUDIT_EVENT_TYPES } from '../domain/audit';
+import { CLIENT_STATUSES, KYC_STATUSES, PARTNER_STATUSES } from '../domain/partner';
+import { BATCH_STATUSES } from '../domain/settlement';
+import { SETTLEMENT_STATUSES, TRANSACTION_STATUSES } from '../domain/transaction';
+import { DELIVERY_STATUSES, PARTNER_EVENTS } from '../domain/webhooks';
+
+const instant = z.iso.datetime({ offset: true }).meta({ description: 'ISO 8601 timestamp (UTC)', example: '2026-11-23T19:04:08.123Z' });
+const money = (description: string) => z.number().meta({ description: `${description}, in major units of the currency (2 decimals for USD, none for JPY)` });
+const nullableMoney = (description: string) => money(description).nullable();
+const svcTxId = z.string().regex(/^svc_tx_[0-9a-z]{24}$/).meta({ description: "The service's transaction id", example: 'svc_tx_0f3k9m2p7q8r1s4t5v6w7x8y' });
+const currency = z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 code, upper case', example: 'USD' });
+const jsonObject = z.record(z.string(), z.unknown()).meta({ type: 'object', description: 'The JSON object sent, exactly' });
+
+export const ErrorBody = z
+  .strictObject({
+    error: z.string().meta({ description: 'What went wrong, for a person' }),
+    code: z.string().meta({ description: 'The error code (stable, for programs)', example: 'VALIDATION_ERROR' }),
+    details: z
+      .strictObject({
+        fieldErrors: z.record(z.string(), z.array(z.string())).meta({ description: 'Messages by request field' }),
+        formErrors: z.array(z.string()).meta({ description: 'Messages about the request as a whole' }),
+      })
+      .optional()
+      .meta({ description: 'VALIDATION_ERROR only' }),
+    idempotentReplay: z.literal(true).optional().meta({ description: 'Present on a replayed answer (same idempotency key and body)' }),
+  })
+  .meta({ id: 'Error' });
+
+/** An idempotent replay adds `idempotentReplay: true` to the first answer (decisions.md §4). */
+const replayable = <T extends z.core.$ZodLooseShape>(shape: T) =>
+  z.strictObject({ ...shape, idempotentReplay: z.literal(true).optional().meta({ description: 'Present on a replayed answer (same idempotency key and body)' }) });
+
+/** `{ items, next_cursor }` (decisions.md §9). */
+export const pageOf = <T extends z.ZodType>(item: T, id: string) =>
+  z
+    .strictObject({
+      items: z.array(item),
+      next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page' }),
+    })
+    .meta({ id });
+
+export const Branding = z
+  .strictObject({
+    display_name: z.string().meta({ description: "The display name, or the partner's name when none is set" }),
+    logo_url: z.string().nullable(),
+    brand_color: z.string().nullable().meta({ example: '#1a2b3c' }),
+  })
+  .meta({ id: 'Branding' });
+
+export const Partner = z
+  .strictObject({
+    partner_id: z.string().meta({ example: 'ptr_cc0g7fs3hpkca17rfvndrekn' }),
+    name: z.string(),
+    status: z.enum(PARTNER_STATUSES),
+    kyc_status: z.enum(KYC_STATUSES),
+    service_fee_percentage: z.number().meta({ description: "The platform's share of each payment, in percent" }),
+    rate_limit_per_minute: z.number().int().nullable().meta({ description: 'Mutations a minute; null: the default' }),
+    branding: Branding,
+    created_at: instant,
+    updated_at: instant,
+  })
+  .meta({ id: 'Partner' });
+
+export const Client = z
+  .strictObject({
+    id: z.string(),
+    partner_id: z.string(),
+    client_id: z.string().meta({ description: "The merchant's id, chosen by the partner" }),
+    legal_name: z.string(),
+    status: z.enum(CLIENT_STATUSES),
+    partner_fee_percentage: z.number().nullable(),
+    partner_fee_flat_usd: z.number().nullable().meta({ description: 'Flat fee per payment in US dollars' }),
+    created_at: instant,
+    updated_at: instant,
+  })
+  .meta({ id: 'Client' });
+
+export const IssuedApiKey = z
+  .strictObject({
+    key_id: z.string(),
+    api_key: z.string().meta({ description: 'Shown this once: send it as `x-api-key`' }),
+    hmac_secret: z.string().meta({ description: 'Shown this once: signs request bodies (`x-svc-hmac`)' }),
+    scope: z.enum(['partner', 'platform']),
+    partner_id: z.string().optional().meta({ description: 'Partner-scoped keys only' }),
+  })
+  .meta({ id: 'IssuedApiKey' });
+
+export const Transaction = z
+  .strictObject({
+    id: z.string(),
+    svcTxId,
+    partnerId: z.string(),
+    partnerName: z.string(),
+    clientId: z.string(),
+    clientName: z.string(),
+    partnerReference: z.string(),
+    processorPaymentIntentId: z.string().nullable(),
+    amount: money('The amount'),
+    currency,
+    status: z.enum(TRANSACTION_STATUSES),
+    processorFeePercent: z.number().nullable(),
+    partnerFeePercent: z.number().nullable(),
+    partnerPayoutPercent: z.number().nullable(),
+    svcEarningPercent: z.number().nullable(),
+    svcEarningAmount: nullableMoney("The platform's earning"),
+    processorFee: nullableMoney("The processor's fee"),
+    platformFee: nullableMoney("The platform's fee"),
+    netAmount: nullableMoney('What the merchant is paid'),
+    settlementStatus: z.enum(SETTLEMENT_STATUSES),
+    meta: jsonObject.nullable(),
+    createdAt: instant,
+    updatedAt: instant,
+  })
+  .meta({ id: 'Transaction', description: 'Fee fields are null until the payment succeeds' });
+
+const checkoutFields = {
+  svc_tx_id: svcTxId,
+  status: z.enum(TRANSACTION_STATUSES).meta({ description: '`pending` for a new checkout' }),
+  processor_payment_intent_id: z.string().meta({ example: 'pi_3QxYz0123456789abcdefghij' }),
+  client_secret: z.string().meta({ description: "The intent's client secret, for the processor's payment element in the browser" }),
+  processor_publishable_key: z.string().meta({ description: "The processor's publishable key for the browser" }),
+};
+
+export const CheckoutIntent = replayable(checkoutFields).meta({ id: 'CheckoutIntent' });
+
+export const CheckoutIntentV2 = replayable({ ...checkoutFields, branding: Branding }).meta({ id: 'CheckoutIntentWithBranding' });
+
+export const InitializedTransaction = replayable({ svc_tx_id: svcTxId, status: z.literal('initialized') }).meta({ id: 'InitializedTransaction' });
+
+export const AttachedIntent = replayable({
+  svc_tx_id: svcTxId,
+  status: z.enum(TRANSACTION_STATUSES),
+  processor_payment_intent_id: z.string().nullable(),
+}).meta({ id: 'AttachedIntent' });
+
+export const CreatedClient = replayable(Client.shape).meta({ id: 'CreatedClient' });
+
+export const SettlementBatch = z
+  .strictObject({
+    id: z.string(),
+    partnerId: z.string(),
+    clientId: z.string(),
+    currency,
+    transactionIds: z.array(z.string()).meta({ description: 'The `svcTxId` of each payment in the batch' }),
+    adjustments: z
+      .array(
+        z.strictObject({
+          svcTxId: z.string(),
+          type: z.enum(['refund', 'chargeback']),
+          gross: money('Deducted gross (negative)'),
+          processorFee: money('Processor fee reversed'),
+          platformFee: money('Platform fee reversed'),
+          net: money('Net deducted'),
+          createdAt: instant,
+        }),
+      )
+      .meta({ description: 'Refunds and chargebacks of earlier paid transactions, deducted here' }),
+    totalGross: money('Sum of gross'),
+    totalProcessorFees: money('Sum of processor fees'),
+    totalPlatformFees: money('Sum of platform fees'),
+    totalNet: money('What the merchant is paid'),
+    status: z.enum(BATCH_STATUSES),
+    railATransferId: z.string().nullable(),
+    railBTransferId: z.string().nullable(),
+    failureReason: z.string().nullable(),
+    createdAt: instant,
+    updatedAt: instant,
+  })
+  .meta({ id: 'SettlementBatch' });
+
+export const SettlementRun = z
+  .strictObject({ created_batches: z.number().int(), batches: z.array(SettlementBatch) })
+  .meta({ id: 'SettlementRun' });
+
+export const WebhookEndpoint = z
+  .strictObject({
+    id: z.string(),
+    name: z.string(),
+    url: z.string(),
+    events: z.array(z.enum(PARTNER_EVENTS)),
+    created_at: instant,
+  })
+  .meta({ id: 'WebhookEndpoint' });
+
+export const CreatedWebhookEndpoint = z
+  .strictObject({ ...WebhookEndpoint.shape, secret: z.string().meta({ description: 'Shown this once: verifies the signatures of deliveries' }) })
+  .meta({ id: 'CreatedWebhookEndpoint' });
+
+export const WebhookDelivery = z
+  .strictObject({
+    id: z.string(),
+    event_id: z.string(),
+    endpoint_id: z.string(),
+    event: z.enum(PARTNER_EVENTS),
+    svc_tx_id: z.string(),
+    status: z.enum(DELIVERY_STATUSES),
+    attempts: z.number().int(),
+    last_http_status: z.number().int().nullable(),
+    last_error: z.string().nullable(),
+    created_at: instant,
+    updated_at: instant,
+  })
+  .meta({ id: 'WebhookDelivery' });
+
+export const AuditEvent = z
+  .strictObject({
+    id: z.string(),
+    type: z.enum(AUDIT_EVENT_TYPES),
+    partner_id: z.string(),
+    resource_type: z.string(),
+    resource_id: z.string(),
+    details: jsonObject,
+    created_at: instant,
+  })
+  .meta({ id: 'AuditEvent' });
+
+export const HealthReport = z
+  .strictObject({
+    status: z.enum(['ok', 'unavailable']),
+    checks: z.strictObject({ dynamodb: z.enum(['ok', 'fail']), processor: z.enum(['ok', 'fail']) }),
+  })
+  .meta({ id: 'HealthReport' });
+
+export const BrandingPacket = z
+  .strictObject({ partner_id: z.string(), client_id: z.string(), ...Branding.shape, processor_publishable_key: z.string() })
+  .meta({ id: 'BrandingPacket' });
+
+export const ProcessorEventAnswer = z
+  .union([
+    z.strictObject({ received: z.literal(true), svc_tx_id: svcTxId, status: z.enum(TRANSACTION_STATUSES) }),
+    z.strictObject({ message: z.string().meta({ example: 'Ignored event type customer.created' }) }),
+  ])
+  .meta({ id: 'ProcessorEventAnswer' });

@@ -1,0 +1,66 @@
+/**
+ * The OpenAPI document (issue 12): built from the route table and each route's own contract (`infra/openapi.ts`),
+ * valid OpenAPI 3.1 by a maintained validator, one operation per route and no other, and `docs/openapi.json`
+ * (what the service serves) exactly what the code builds today.
+ */
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { buildOpenApiDocument, errorCatalog, loadContracts, OPENAPI_FILE, routeErrorCodes, serializeOpenApi } from '../../infra/openapi';
+import { routes } from '../../infra/routes';
+
+let document: Record<string, unknown>;
+beforeAll(async () => {
+  document = await buildOpenApiDocument();
+}, 60_000);
+
+const operations = () =>
+  Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+
+describe('the OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const result = await new Validator().validate(document as never);
+
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(document.openapi).toBe('3.1.0');
+  });
+
+  it('has one operation for every route of the route table, and none for anything else', () => {
+    const documented = operations().sort();
+    const declared = routes.map((route) => `${route.method} ${route.path}`).sort();
+
+    expect(documented).toEqual(declared);
+  });
+
+  it('documents, for every route, each error code it may answer with, under the status the code has', async () => {
+    const contracts = await loadContracts();
+    const catalog = errorCatalog();
+    for (const route of routes.filter((candidate) => candidate.method !== 'HEAD' && candidate.method !== 'OPTIONS')) {
+      const responses = (document.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { examples?: Record<string, unknown> }> }> }>>)[route.path]![
+        route.method.toLowerCase()
+      ]!.responses;
+      for (const code of routeErrorCodes(contracts.get(route.name)!)) {
+        const status = String(catalog.get(code)?.status);
+        expect({ route: `${route.method} ${route.path}`, code, documented: responses[status]?.content?.['application/json']?.examples?.[code] !== undefined }).toEqual({
+          route: `${route.method} ${route.path}`,
+          code,
+          documented: true,
+        });
+      }
+    }
+  }, 60_000);
+
+  it('names the security each route takes: the API key (and the body signature on mutations), the admin token, or none', () => {
+    const paths = document.paths as Record<string, Record<string, { security: unknown[] }>>;
+
+    expect(paths['/api/v1/transactions/checkout-intent']!.post!.security).toEqual([{ apiKey: [], bodySignature: [] }]);
+    expect(paths['/api/v1/transactions']!.get!.security).toEqual([{ apiKey: [] }]);
+    expect(paths['/api/v1/admin/partners']!.post!.security).toEqual([{ adminBearer: [] }]);
+    expect(paths['/api/v1/health']!.get!.security).toEqual([]);
+  });
+
+  it('is what docs/openapi.json holds (run `npm run openapi` after changing a route)', () => {
+    expect(readFileSync(OPENAPI_FILE, 'utf8')).toBe(serializeOpenApi(document));
+  });
+});
