@@ -20,16 +20,24 @@ const PAGE = `<!doctype html>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>Partner Payments Service: API reference</title>
+    <link rel="icon" href="data:," />
   </head>
   <body>
-    <div id="api-reference"></div>
+    <!-- Not id="api-reference": the standalone script mounts a viewer of its own on that id, unconfigured. -->
+    <div id="app"></div>
     <script src="${API_PREFIX}/docs/scalar.js"></script>
     <script>
-      Scalar.createApiReference('#api-reference', {
+      Scalar.createApiReference('#app', {
         url: '${API_PREFIX}/openapi.json',
         hideClientButton: true,
         withDefaultFonts: false,
         telemetry: false,
+        // On a local address (localhost, 127.0.0.1) Scalar turns its "Ask AI" agent on, which calls
+        // proxy.scalar.com (api.scalar.com's API registry) as soon as the page renders.
+        agent: { disabled: true },
+        // Scalar's developer toolbar, shown on local addresses: its Share and Deploy menus upload the document
+        // to Scalar (through proxy.scalar.com) on a click, and it is no part of the reference.
+        showDeveloperTools: 'never',
       });
     </script>
   </body>

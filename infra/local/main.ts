@@ -74,6 +74,7 @@ async function main(): Promise<void> {
     [
       'Partner payments service is running locally.',
       `  HTTP API           ${runtime.apiUrl}/api/v1   (health: ${runtime.apiUrl}/api/v1/health)`,
+      `  API reference      ${runtime.apiUrl}/api/v1/docs   (OpenAPI 3.1: ${runtime.apiUrl}/api/v1/openapi.json)`,
       `  Sandbox processor  ${runtime.processorUrl}   (Stripe API subset; test cards pm_card_visa, pm_card_chargeDeclined)`,
       `  Sandbox rails      ${runtime.railsUrl}   (rail-a, rail-b; POST /rail-a/fail-next, GET /rail-a/transfers)`,
       `  Settlement timer   ${runtime.settlementIntervalMs === undefined ? 'off (set SETTLEMENT_SCHEDULE, e.g. rate(5 minutes))' : `${config.SETTLEMENT_SCHEDULE}`}`,

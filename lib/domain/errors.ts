@@ -132,7 +132,7 @@ export const errors = {
       headers: retryAfter(1),
     }),
   requestTimedOut: () =>
-    new ServiceError(503, 'REQUEST_TIMED_OUT', 'The request ran out of time; retry it with the same idempotency key', { expose: true }),
+    new ServiceError(503, 'REQUEST_TIMED_OUT', 'The request ran out of time; retry it with the same idempotency key', { expose: true, headers: retryAfter(1) }),
   processorIntentMissing: () =>
     new ServiceError(502, 'PROCESSOR_INTENT_MISSING', "The card processor no longer knows this transaction's payment intent", { expose: true }),
   processorUnavailable: (cause?: unknown) =>

@@ -101,6 +101,7 @@ describe('idempotency under faults', () => {
 
     expect(cutOff.statusCode).toBe(503);
     expect(JSON.parse(cutOff.body ?? '').code).toBe('REQUEST_TIMED_OUT');
+    expect(cutOff.headers?.['Retry-After']).toBe('1');
     expect(elapsed).toBeLessThan(2_500); // the chain keeps about 2 s of the 4 s to release the key and answer
     expect(retried.statusCode).toBe(201);
   });

@@ -6,32 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import Stripe from 'stripe';
-import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/processor-sandbox';
 import type { PartnerCredentials } from '../support/api';
-import { freePort } from '../support/ports';
+import { useSandboxProcessor } from '../support/delivery-world';
 
-const SECRET_KEY = 'sk_test_lifecycle_suite';
-const WEBHOOK_SECRET = 'whsec_lifecycle_suite';
-
-// The sandbox must know where to send its events before the API starts: reserve the API's port first.
-const apiPort = await freePort();
-const sandbox: ProcessorSandbox = await startProcessorSandbox({
-  port: await freePort(),
-  secretKey: SECRET_KEY,
-  webhookSecret: WEBHOOK_SECRET,
-  webhookUrl: `http://127.0.0.1:${apiPort}/api/v1/webhooks/processor`,
-  retryDelaysMs: [],
-});
-
-// The service's configuration is read once when its modules load: point it at this sandbox and its secret first.
-process.env.PROCESSOR_API_BASE = sandbox.url;
-process.env.PROCESSOR_SECRET_KEY = SECRET_KEY;
-process.env.PROCESSOR_WEBHOOK_SECRET = WEBHOOK_SECRET;
+const { apiPort, sandbox, stripe } = await useSandboxProcessor('lifecycle_suite');
 const { TestApi } = await import('../support/api');
 const { waitFor } = await import('../support/processor-sandbox');
-
-const stripe = new Stripe(SECRET_KEY, { host: '127.0.0.1', port: sandbox.port, protocol: 'http' });
 
 let api: Awaited<ReturnType<typeof TestApi.start>>;
 let partner: PartnerCredentials;

@@ -12,84 +12,24 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac, randomUUID } from 'node:crypto';
-import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Webhook } from 'standardwebhooks';
-import Stripe from 'stripe';
-import type { SqsConsumer } from '../../infra/local/delivery-queue';
-import { type DeliveryPipeline, startDeliveryPipeline, type SweepHandler } from '../../infra/local/delivery-pipeline';
-import { type ProcessorEvent, signatureHeader, startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/processor-sandbox';
-import type { StreamHandler } from '../../infra/local/stream-relay';
-import { ensureTable } from '../../lib/store/table';
+import { type ProcessorEvent, signatureHeader } from '../../infra/local/processor-sandbox';
 import type { PartnerCredentials, TestApi as TestApiType } from '../support/api';
-import { freePort } from '../support/ports';
+import { sleep, until, useDeliveryWorld } from '../support/delivery-world';
 import { type ReceivedWebhook, WebhookReceiver } from '../support/webhook-receiver';
 
-const SECRET_KEY = 'sk_test_webhooks_end_to_end';
-const PROCESSOR_WEBHOOK_SECRET = 'whsec_webhooks_end_to_end';
-const TABLE_NAME = `partner-payments-e2e-${randomUUID().slice(0, 8)}`;
-const DYNAMODB_ENDPOINT = process.env.DYNAMODB_ENDPOINT ?? '';
-
-// Arrange the world before any service module reads its configuration (lib/config.ts parses it once, at import).
-const apiPort = await freePort();
-const queuePort = await freePort();
-const sandbox: ProcessorSandbox = await startProcessorSandbox({
-  port: await freePort(),
-  secretKey: SECRET_KEY,
-  webhookSecret: PROCESSOR_WEBHOOK_SECRET,
-  webhookUrl: `http://127.0.0.1:${apiPort}/api/v1/webhooks/processor`,
-  retryDelaysMs: [],
-});
-process.env.PROCESSOR_API_BASE = sandbox.url;
-process.env.PROCESSOR_SECRET_KEY = SECRET_KEY;
-process.env.PROCESSOR_WEBHOOK_SECRET = PROCESSOR_WEBHOOK_SECRET;
-process.env.TABLE_NAME = TABLE_NAME;
-process.env.WEBHOOK_QUEUE_PORT = String(queuePort);
-process.env.WEBHOOK_QUEUE_URL = `http://127.0.0.1:${queuePort}/000000000000/partner-webhooks`;
-process.env.WEBHOOK_RETRY_BASE_MS = '100';
-process.env.PROCESSOR_FEE_PERCENT = '2.9';
-const setupClient = new DynamoDBClient({ endpoint: DYNAMODB_ENDPOINT, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-await ensureTable(setupClient, TABLE_NAME);
-
-const { TestApi } = await import('../support/api');
+const world = await useDeliveryWorld('e2e');
+const { sandbox, stripe } = world;
+const PROCESSOR_WEBHOOK_SECRET = world.processorWebhookSecret;
 const { eventBody, intentObject } = await import('../support/processor-events');
-const consumer = (await import('../../functions/webhook-delivery')).handler as unknown as SqsConsumer;
-const relay = (await import('../../functions/outbox-relay')).handler as StreamHandler;
-const sweep = (await import('../../functions/outbox-sweep')).handler as SweepHandler;
-
-const stripe = new Stripe(SECRET_KEY, { host: '127.0.0.1', port: sandbox.port, protocol: 'http' });
 
 let api: TestApiType;
-let pipeline: DeliveryPipeline;
-
-beforeAll(async () => {
-  pipeline = await startDeliveryPipeline({ dynamoEndpoint: DYNAMODB_ENDPOINT, tableName: TABLE_NAME, queuePort, consumer, relay, sweep });
-  api = await TestApi.start({ port: apiPort });
-}, 30_000);
-
-afterAll(async () => {
-  // The runtime's order: the API first, then the pipeline, the sandbox, and last the table.
-  await api?.close();
-  await pipeline?.stop();
-  await sandbox.close();
-  await setupClient.send(new DeleteTableCommand({ TableName: TABLE_NAME })).catch(() => undefined);
-  setupClient.destroy();
+beforeAll(() => {
+  api = world.api();
 });
 
 // ---------------------------------------------------------------------------------------------------------
 // Helpers
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `probe` until it returns a value. */
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 /**
  * decisions.md §6, computed here on its own (not with lib/domain): amount × percent / 100 in exact integer

@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildOpenApiDocument, errorCatalog, loadContracts, OPENAPI_FILE, routeErrorCodes, serializeOpenApi } from '../../infra/openapi';
+import { API_MARKDOWN_FILE, renderApiMarkdown } from '../../infra/openapi-markdown';
 import { routes } from '../../infra/routes';
 
 let document: Record<string, unknown>;
@@ -60,7 +61,18 @@ describe('the OpenAPI document', () => {
     expect(paths['/api/v1/health']!.get!.security).toEqual([]);
   });
 
-  it('is what docs/openapi.json holds (run `npm run openapi` after changing a route)', () => {
+  it('is what docs/openapi.json holds, and docs/api.md its Markdown rendering (run `npm run openapi` after changing a route)', () => {
     expect(readFileSync(OPENAPI_FILE, 'utf8')).toBe(serializeOpenApi(document));
+    expect(readFileSync(API_MARKDOWN_FILE, 'utf8')).toBe(renderApiMarkdown(document));
+  });
+
+  it('renders in docs/api.md every route, its required body fields, and the Transaction and Settlement batch resources', () => {
+    const markdown = renderApiMarkdown(document);
+
+    for (const route of routes.filter((candidate) => candidate.method !== 'HEAD')) expect(markdown).toContain(`\`${route.method} ${route.path}\``);
+    expect(markdown).toMatch(/\| `amount` \| number \| yes \|/);
+    expect(markdown).toContain('### Transaction\n');
+    expect(markdown).toContain('### SettlementBatch\n');
+    expect(markdown).toMatch(/\| `TX_NOT_FOUND` \| 404 \|/);
   });
 });

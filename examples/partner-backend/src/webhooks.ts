@@ -1,0 +1,115 @@
+/**
+ * Receiving the service's payment webhooks (docs/webhooks.md): verify, then process each event once, by the
+ * payment it names, then reconcile with the service.
+ *
+ * - Verify the Standard Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`) over the raw
+ *   body as received, before parsing it, with the `standardwebhooks` package; it also refuses a timestamp more
+ *   than 5 minutes off, so a captured request cannot be replayed later.
+ * - Delivery is at least once and unordered: an event id already processed is acknowledged and nothing more; a
+ *   status is applied to the attempt of its `svc_tx_id` only if it is later than the one known.
+ * - The webhook is a prompt, not the truth: the status is then read from the service (`GET
+ *   /transactions/{svc_tx_id}`), and only once that read succeeded is the event id recorded. If the read fails
+ *   the receiver answers 503 and the service retries the delivery.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import type { AttemptStore, CheckoutAttempt } from './attempts';
+import type { ServiceClient, TransactionStatus } from './service-client';
+
+/** The body of every partner webhook (docs/webhooks.md, "The request"). */
+export interface PaymentWebhook {
+  event: 'transaction_succeeded' | 'transaction_failed' | 'transaction_abandoned' | 'transaction_refunded' | 'transaction_chargeback';
+  svc_tx_id: string;
+  partner_id: string;
+  client_id: string;
+  partner_reference: string;
+  status: TransactionStatus;
+  /** Major units. */
+  amount: number;
+  currency: string;
+  meta: Record<string, unknown>;
+}
+
+/** The event ids already processed (a table with a unique key, in a partner's database). */
+export interface ProcessedEvents {
+  has(eventId: string): Promise<boolean>;
+  add(eventId: string): Promise<void>;
+}
+
+export class InMemoryProcessedEvents implements ProcessedEvents {
+  private readonly ids = new Set<string>();
+
+  async has(eventId: string): Promise<boolean> {
+    return this.ids.has(eventId);
+  }
+
+  async add(eventId: string): Promise<void> {
+    this.ids.add(eventId);
+  }
+}
+
+export type WebhookOutcome =
+  /** Not signed by the service with this endpoint's secret, or too old: answer 400. */
+  | { outcome: 'refused' }
+  /** An event id processed before: answer 2xx, do nothing. */
+  | { outcome: 'duplicate' }
+  /** A payment this backend has no attempt for: answer 2xx (a retry would not change that). */
+  | { outcome: 'unknown_transaction' }
+  | { outcome: 'processed'; attempt: CheckoutAttempt };
+
+export interface PaymentWebhooksDeps {
+  /** The endpoint's `whsec_…` secret, shown once when the endpoint was created. */
+  secret: string;
+  attempts: AttemptStore;
+  processedEvents: ProcessedEvents;
+  service: Pick<ServiceClient, 'getTransaction'>;
+}
+
+/** Reads the payment's status from the service and moves the attempt to it (forward only). */
+export async function reconcile(deps: Pick<PaymentWebhooksDeps, 'attempts' | 'service'>, attempt: CheckoutAttempt): Promise<CheckoutAttempt> {
+  const transaction = await deps.service.getTransaction(attempt.svc_tx_id);
+  return deps.attempts.advanceStatus(attempt.partner_reference, transaction.status);
+}
+
+/** Node gives a header as a string, an array (repeated) or nothing; the verifier takes strings. */
+const headerValue = (headers: IncomingHttpHeaders, name: string) => {
+  const value = headers[name];
+  return typeof value === 'string' ? value : '';
+};
+
+export class PaymentWebhooks {
+  private readonly webhook: Webhook;
+
+  constructor(private readonly deps: PaymentWebhooksDeps) {
+    this.webhook = new Webhook(deps.secret);
+  }
+
+  /** The event and its id, if the request is the service's, signed with this endpoint's secret, and recent; else throws `WebhookVerificationError`. */
+  verify(rawBody: string, headers: IncomingHttpHeaders): { eventId: string; event: PaymentWebhook } {
+    const signed = {
+      'webhook-id': headerValue(headers, 'webhook-id'),
+      'webhook-timestamp': headerValue(headers, 'webhook-timestamp'),
+      'webhook-signature': headerValue(headers, 'webhook-signature'),
+    };
+    const event = this.webhook.verify(rawBody, signed) as PaymentWebhook;
+    return { eventId: signed['webhook-id'], event };
+  }
+
+  /** Verifies and processes one delivery; throws when the service cannot be read (answer 503: it will retry). */
+  async receive(rawBody: string, headers: IncomingHttpHeaders): Promise<WebhookOutcome> {
+    let verified: { eventId: string; event: PaymentWebhook };
+    try {
+      verified = this.verify(rawBody, headers);
+    } catch (error) {
+      if (error instanceof WebhookVerificationError) return { outcome: 'refused' };
+      throw error;
+    }
+    if (await this.deps.processedEvents.has(verified.eventId)) return { outcome: 'duplicate' };
+    const attempt = await this.deps.attempts.findBySvcTxId(verified.event.svc_tx_id);
+    if (attempt === undefined) return { outcome: 'unknown_transaction' };
+    await this.deps.attempts.advanceStatus(attempt.partner_reference, verified.event.status);
+    const reconciled = await reconcile(this.deps, attempt);
+    await this.deps.processedEvents.add(verified.eventId);
+    return { outcome: 'processed', attempt: reconciled };
+  }
+}
