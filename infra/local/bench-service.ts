@@ -22,6 +22,9 @@ export const freePort = () =>
     });
   });
 
+/** Settings the local runtime derives from its ports (README's configuration table) when they are unset. */
+const DERIVED_ADDRESSES = ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'PROCESSOR_API_BASE', 'WEBHOOK_QUEUE_URL', 'RAIL_A_API_BASE', 'RAIL_B_API_BASE'];
+
 export interface BenchService {
   child: ChildProcess;
   baseUrl: string;
@@ -46,7 +49,10 @@ export async function startService(dataDir: string, extraEnv: (env: Record<strin
   };
   const env = { ...ports, ...extraEnv(ports) };
   const started = performance.now();
-  const child = spawn('npm', ['start', '--', '--in-memory'], { env: { ...process.env, ...env }, stdio: 'ignore', detached: true });
+  // Addresses derived from the ports above when unset: one inherited (a test run's DynamoDB Local, say) would point
+  // the new service at another's dependencies.
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !DERIVED_ADDRESSES.includes(name)));
+  const child = spawn('npm', ['start', '--', '--in-memory'], { env: { ...inherited, ...env }, stdio: 'ignore', detached: true });
   const baseUrl = `http://127.0.0.1:${env.PORT}/api/v1`;
   const deadline = started + 120_000;
   while (performance.now() < deadline) {
