@@ -149,7 +149,7 @@ export function httpRoute<
     .use(options.body === undefined ? [] : [jsonBody()])
     .use(validation({ body: options.body, query: options.query, params: options.params }));
   // The route's contract, for the OpenAPI document: the very schemas the chain validates with.
-  return Object.assign(chain, { contract: options as RouteOptions<Access, z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined> });
+  return Object.assign(chain, { contract: options as RouteContract });
 }
 
 /** What an `httpRoute` handler carries of its options (the OpenAPI generator reads it). */
