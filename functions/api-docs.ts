@@ -1,7 +1,15 @@
 /**
  * GET /api/v1/docs: the browsable API reference, rendered in the browser from `GET /api/v1/openapi.json` by
  * Scalar's API reference (`@scalar/api-reference`, served by this service at `GET /api/v1/docs/scalar.js`: no CDN).
+ *
+ * A third-party script runs on the API's own origin, so the page is held to a Content-Security-Policy: scripts
+ * from this origin and the one inline script below (by its hash), requests to this origin only (Scalar's features
+ * that call its own servers cannot), no framing. The script's URL names the package version, so a browser caches
+ * it for good and fetches the new one after an upgrade.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import * as z from 'zod';
 import { API_PREFIX } from '../infra/routes';
 import { httpRoute } from '../lib/http/chain';
@@ -11,22 +19,39 @@ const doc: RouteDoc = {
   summary: 'The browsable API reference (HTML)',
   description: `Open it in a browser. It renders \`${API_PREFIX}/openapi.json\` with Scalar's API reference, served by this service.`,
   tag: 'Documentation',
-  responses: { 200: { description: 'An HTML page', contentType: 'text/html', schema: z.string() } },
+  responses: {
+    200: {
+      description: 'An HTML page',
+      contentType: 'text/html',
+      schema: z.string(),
+      headers: { 'Content-Security-Policy': 'Scripts and requests to this origin only; the page cannot be framed' },
+    },
+  },
 };
 
-const PAGE = `<!doctype html>
-<html lang="en">
-  <head>
-    <meta charset="utf-8" />
-    <meta name="viewport" content="width=device-width, initial-scale=1" />
-    <title>Partner Payments Service: API reference</title>
-    <link rel="icon" href="data:," />
-  </head>
-  <body>
-    <!-- Not id="api-reference": the standalone script mounts a viewer of its own on that id, unconfigured. -->
-    <div id="app"></div>
-    <script src="${API_PREFIX}/docs/scalar.js"></script>
-    <script>
+/** Where the bundle for AWS puts the viewer's package.json (beside `index.mjs`: `infra/bundling.ts`, FUNCTION_FILES). */
+export const SCALAR_PACKAGE_FILE = 'scalar-package.json';
+
+let version: string | undefined;
+
+/** The viewer package's version: beside the bundle (AWS), else from the package (its exports do not name package.json). */
+export function scalarVersion(): string {
+  if (version !== undefined) return version;
+  let text: string;
+  try {
+    text = readFileSync(new URL(`./${SCALAR_PACKAGE_FILE}`, import.meta.url), 'utf8');
+  } catch {
+    const entry = createRequire(import.meta.url).resolve('@scalar/api-reference');
+    text = readFileSync(`${entry.slice(0, entry.lastIndexOf('/dist/'))}/package.json`, 'utf8');
+  }
+  version = (JSON.parse(text) as { version: string }).version;
+  return version;
+}
+
+/** The script's URL: versioned, so `scalar.js` may be cached as immutable. */
+export const SCRIPT_URL = `${API_PREFIX}/docs/scalar.js?v=${scalarVersion()}`;
+
+const MOUNT = `
       Scalar.createApiReference('#app', {
         url: '${API_PREFIX}/openapi.json',
         hideClientButton: true,
@@ -39,14 +64,41 @@ const PAGE = `<!doctype html>
         // to Scalar (through proxy.scalar.com) on a click, and it is no part of the reference.
         showDeveloperTools: 'never',
       });
-    </script>
+    `;
+
+const PAGE = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>Partner Payments Service: API reference</title>
+    <link rel="icon" href="data:," />
+  </head>
+  <body>
+    <!-- Not id="api-reference": the standalone script mounts a viewer of its own on that id, unconfigured. -->
+    <div id="app"></div>
+    <script src="${SCRIPT_URL}"></script>
+    <script>${MOUNT}</script>
   </body>
 </html>
 `;
+
+/** Scalar styles itself with inline styles and `data:` images; everything else is this origin's, or nothing. */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  `script-src 'self' 'sha256-${createHash('sha256').update(MOUNT, 'utf8').digest('base64')}'`,
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
 
 export const handler = httpRoute({ access: 'public', doc }, async () => ({
   status: 200,
   text: PAGE,
   contentType: 'text/html; charset=utf-8',
-  headers: { 'cache-control': 'public, max-age=300' },
+  headers: { 'cache-control': 'public, max-age=300', 'content-security-policy': CONTENT_SECURITY_POLICY },
 }));

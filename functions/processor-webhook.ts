@@ -19,6 +19,7 @@ const MAX_EVENT_BYTES = 256 * 1024;
 
 const doc: RouteDoc = {
   summary: "Receive a card processor event",
+  authentication: 'processor-signature',
   description:
     'Called by the card processor only (Stripe\'s webhook format); public, no API key: the request is authenticated by its signature.\n\n' +
     '**Signature.** Header `processor-signature` (Stripe\'s own `stripe-signature` is read when it is absent): `t=<unix seconds>,v1=<hex>`, where ' +

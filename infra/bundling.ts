@@ -223,6 +223,8 @@ export async function buildFunction(name: string, outDir: string): Promise<{ out
 export const FUNCTION_FILES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   // The API reference page's script (functions/api-docs-script.ts: SCRIPT_FILE), 3.7 MB.
   'api-docs-script': { 'scalar-standalone.js': 'node_modules/@scalar/api-reference/dist/browser/standalone.js' },
-  // The OpenAPI document (functions/openapi-document.ts), 300 KB and growing with the docs.
+  // The viewer's package.json (functions/api-docs.ts: SCALAR_PACKAGE_FILE): its version names the script's URL.
+  'api-docs': { 'scalar-package.json': 'node_modules/@scalar/api-reference/package.json' },
+  // The OpenAPI document (functions/openapi-document.ts), 400 KB and growing with the docs.
   'openapi-document': { 'openapi.json': 'docs/openapi.json' },
 };

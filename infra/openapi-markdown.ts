@@ -25,6 +25,7 @@ type Schema = {
   minLength?: number;
   maxLength?: number;
   minimum?: number;
+  exclusiveMinimum?: number;
   maximum?: number;
   default?: unknown;
 };
@@ -44,13 +45,17 @@ interface Operation {
   security?: Array<Record<string, string[]>>;
   parameters?: Parameter[];
   requestBody?: { content: Record<string, { schema: Schema; example?: unknown }> };
-  responses: Record<string, { description: string; content?: Record<string, { schema?: Schema; examples?: Record<string, { value: { code: string } }> }> }>;
+  responses: Record<
+    string,
+    { description: string; headers?: Record<string, unknown>; content?: Record<string, { schema?: Schema; examples?: Record<string, { value: { code: string } }> }> }
+  >;
 }
 
 interface Document {
   info: { title: string; description: string };
   tags: Array<{ name: string; description: string }>;
   paths: Record<string, Record<string, Operation>>;
+  webhooks?: Record<string, Record<string, Operation>>;
   components: { schemas: Record<string, Schema> };
 }
 
@@ -58,7 +63,14 @@ const SECURITY: Record<string, string> = {
   apiKey: '`x-api-key`',
   bodySignature: '`x-svc-hmac` (HMAC-SHA256 of the raw body)',
   adminBearer: '`Authorization: Bearer <admin JWT>`',
+  processorSignature: "`processor-signature` (the processor's signature of the body)",
 };
+
+/** The error bodies: an answer's body is what else its status's schema offers. */
+const ERROR_SCHEMAS = new Set(['#/components/schemas/Error', '#/components/schemas/ValidationError']);
+
+/** The members of a union that are objects with fields of their own (not named resources). */
+const objectMembers = (schema: Schema) => (schema.anyOf ?? schema.oneOf ?? []).filter((member) => member.$ref === undefined && member.properties !== undefined);
 
 /** `|` and line breaks would end a table cell. */
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
@@ -83,6 +95,7 @@ function rulesOf(schema: Schema): string {
   if (schema.format !== undefined) rules.push(schema.format);
   if (schema.minLength !== undefined || schema.maxLength !== undefined) rules.push(`${schema.minLength ?? 0}-${schema.maxLength ?? '…'} characters`);
   if (schema.minimum !== undefined || schema.maximum !== undefined) rules.push(`${schema.minimum ?? '…'} to ${schema.maximum ?? '…'}`);
+  if (schema.exclusiveMinimum !== undefined) rules.push(`greater than ${schema.exclusiveMinimum}`);
   if (schema.pattern !== undefined && schema.format === undefined) rules.push(`pattern \`${schema.pattern}\``);
   if (schema.default !== undefined) rules.push(`default \`${JSON.stringify(schema.default)}\``);
   return rules.join('; ');
@@ -94,8 +107,9 @@ function fieldTable(schema: Schema, rows: string[][] = [], prefix = ''): string[
     const path = `${prefix}${name}`;
     const description = [field.description ?? '', rulesOf(field)].filter((part) => part !== '').join('. ');
     rows.push([`\`${path}\``, typeOf(field), required.has(name) ? 'yes' : '', description]);
-    // Nested objects (not a named resource) are listed by their path.
+    // Nested objects (not a named resource) are listed by their path; so are those a union offers.
     if (field.$ref === undefined && field.properties !== undefined) fieldTable(field, rows, `${path}.`);
+    for (const member of objectMembers(field)) fieldTable(member, rows, `${path}.`);
     if (field.type === 'array' && field.items?.properties !== undefined && field.items.$ref === undefined) fieldTable(field.items, rows, `${path}[].`);
   }
   return rows;
@@ -103,6 +117,13 @@ function fieldTable(schema: Schema, rows: string[][] = [], prefix = ''): string[
 
 const table = (header: string[], rows: string[][]) =>
   rows.length === 0 ? [] : [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`), ''];
+
+/** The headers an answer names beyond the request id every answer carries. */
+const headersOf = (response: Operation['responses'][string]) =>
+  Object.keys(response.headers ?? {})
+    .filter((name) => name !== 'x-request-id')
+    .map((name) => `\`${name}\``)
+    .join(', ');
 
 function operationSection(method: string, path: string, operation: Operation): string[] {
   const lines = [`### ${operation.summary}`, '', `\`${method.toUpperCase()} ${path}\``, ''];
@@ -119,7 +140,8 @@ function operationSection(method: string, path: string, operation: Operation): s
   if (parameters.length > 0) lines.push('**Parameters**', '', ...table(['Name', 'In', 'Type', 'Required', 'Description'], parameters));
   const body = operation.requestBody?.content['application/json'];
   if (body !== undefined) {
-    lines.push('**Body** (JSON)', '', ...table(['Field', 'Type', 'Required', 'Description'], fieldTable(body.schema)));
+    lines.push('**Body** (JSON)', '');
+    lines.push(...(body.schema.$ref === undefined ? table(['Field', 'Type', 'Required', 'Description'], fieldTable(body.schema)) : [typeOf(body.schema), '']));
     if (body.example !== undefined) lines.push('```json', JSON.stringify(body.example, null, 2), '```', '');
   }
   const answers: string[][] = [];
@@ -130,13 +152,19 @@ function operationSection(method: string, path: string, operation: Operation): s
     if (examples !== undefined) {
       for (const code of Object.keys(examples)) errors.push([`\`${code}\``, status]);
       const schema = content?.[1].schema;
-      const alongside = schema?.anyOf?.find((option) => option.$ref !== '#/components/schemas/Error');
-      if (alongside !== undefined) answers.push([status, typeOf(alongside), response.description]);
+      const alongside = schema?.anyOf?.find((option) => option.$ref === undefined || !ERROR_SCHEMAS.has(option.$ref));
+      if (alongside !== undefined) answers.push([status, typeOf(alongside), response.description, headersOf(response)]);
+      else if (headersOf(response) !== '') answers.push([status, 'an error', response.description, headersOf(response)]);
     } else {
-      answers.push([status, content?.[1].schema === undefined ? `${content?.[0] ?? 'no body'}` : `${typeOf(content[1].schema)} (${content[0]})`, response.description]);
+      answers.push([
+        status,
+        content?.[1].schema === undefined ? `${content?.[0] ?? 'no body'}` : `${typeOf(content[1].schema)} (${content[0]})`,
+        response.description,
+        headersOf(response),
+      ]);
     }
   }
-  lines.push('**Answers**', '', ...table(['Status', 'Body', 'When'], answers));
+  lines.push('**Answers**', '', ...table(['Status', 'Body', 'When', 'Headers'], answers));
   if (errors.length > 0) lines.push('**Errors**', '', ...table(['Code', 'Status'], errors));
   return lines;
 }
@@ -151,12 +179,18 @@ export function renderApiMarkdown(input: Record<string, unknown>): string {
     '',
     document.info.description,
     '',
-    'Browse it at `/api/v1/docs` on a running service. Error bodies are `{ "error", "code" }` ([Error](#error)); HEAD',
-    'answers as GET does, without a body.',
+    'Browse it at `/api/v1/docs` on a running service. Error bodies are `{ "error", "code" }` ([Error](#error)), VALIDATION_ERROR\'s',
+    '`{ "error", "code", "details" }` ([ValidationError](#validationerror)); every answer carries `x-request-id`. HEAD answers as GET',
+    'does, without a body.',
     '',
   ];
+  // The partner webhooks' "path" is the endpoint the partner registered.
+  const items = [
+    ...Object.entries(document.paths),
+    ...Object.entries(document.webhooks ?? {}).map(([, item]) => ['<your webhook endpoint URL>', item] as const),
+  ];
   for (const tag of document.tags) {
-    const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+    const operations = items.flatMap(([path, item]) =>
       Object.entries(item)
         .filter(([method, operation]) => method !== 'head' && operation.tags.includes(tag.name))
         .map(([method, operation]) => ({ method, path, operation })),
@@ -170,8 +204,13 @@ export function renderApiMarkdown(input: Record<string, unknown>): string {
     lines.push(`### ${name}`, '');
     if (schema.description !== undefined) lines.push(schema.description, '');
     const union = schema.anyOf ?? schema.oneOf;
-    if (union !== undefined) lines.push(`One of: ${union.map(typeOf).join('; ')}.`, '');
+    if (union !== undefined) lines.push(`One of: ${union.map((member, index) => (objectMembers(schema).includes(member) ? `form ${index + 1} below` : typeOf(member))).join('; ')}.`, '');
     lines.push(...table(['Field', 'Type', 'Always', 'Description'], fieldTable(schema)));
+    (union ?? []).forEach((member, index) => {
+      if (!objectMembers(schema).includes(member)) return;
+      lines.push(`Form ${index + 1}${member.description === undefined ? '' : `: ${member.description}`}`, '');
+      lines.push(...table(['Field', 'Type', 'Always', 'Description'], fieldTable(member)));
+    });
   }
   return `${lines.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
 }

@@ -7,12 +7,15 @@
  * the service serves at `GET /api/v1/openapi.json`, and a test fails when the two differ.
  */
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
+import type { oas31 } from 'zod-openapi';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod';
 import { errors, ServiceError } from '../lib/domain/errors';
 import type { RouteContract } from '../lib/http/chain';
+import { IDEMPOTENCY_KEY_PATTERN } from '../lib/http/access';
 import { MAX_BODY_BYTES } from '../lib/http/json-limits';
-import { ErrorBody } from '../lib/http/response-schemas';
+import { REQUEST_ID_HEADER } from '../lib/http/response';
+import { ErrorBody, PartnerWebhookBody, ValidationErrorBody } from '../lib/http/response-schemas';
 import { API_TAGS, type RouteDoc } from '../lib/http/route-doc';
 import { API_PREFIX, type RouteDefinition, routes } from './routes';
 
@@ -28,11 +31,13 @@ export interface CatalogEntry {
   status: number;
   /** The factory's message (a 5xx's is not shown to callers: the generic text is). */
   message: string;
+  /** The headers the error answer carries (`Retry-After`...), by name. */
+  headers: string[];
 }
 
 /** Every error code the service answers with, its status and message: read off the factories themselves. */
 export function errorCatalog(): Map<string, CatalogEntry> {
-  const catalog = new Map<string, CatalogEntry>([['INTERNAL_ERROR', { status: 500, message: 'Internal server error' }]]);
+  const catalog = new Map<string, CatalogEntry>([['INTERNAL_ERROR', { status: 500, message: 'Internal server error', headers: [] }]]);
   for (const factory of Object.values(errors) as Array<(...args: unknown[]) => unknown>) {
     // A factory's arguments shape the message or headers, never the code or status; a list it may need is given empty.
     let error: unknown;
@@ -43,24 +48,13 @@ export function errorCatalog(): Map<string, CatalogEntry> {
     }
     // The message as an example: what a factory fills in from its arguments is shown as "…".
     const message = (error as ServiceError).expose ? (error as ServiceError).message.replaceAll(/undefined|NaN/g, '…') : 'The service could not complete the request';
-    if (error instanceof ServiceError) catalog.set(error.code, { status: error.status, message });
+    if (error instanceof ServiceError) catalog.set(error.code, { status: error.status, message, headers: Object.keys(error.headers) });
   }
   return catalog;
 }
 
-/** The codes a route answers with whatever its work: from its access steps, its input and the chain. */
-export function chainErrorCodes(contract: RouteContract): string[] {
-  // VALIDATION_ERROR on every route: a body that is not valid UTF-8 is refused before any route reads it.
-  const codes = ['INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', 'REQUEST_TIMED_OUT', 'VALIDATION_ERROR'];
-  if (contract.body !== undefined || contract.maxBodyBytes !== undefined) codes.push('PAYLOAD_TOO_LARGE');
-  if (contract.access === 'admin') codes.push('ADMIN_TOKEN_INVALID', 'ADMIN_FORBIDDEN');
-  // The key's partner is read with the key: gone (deleted under a live key), PARTNER_NOT_FOUND.
-  if (contract.access === 'partner-read' || contract.access === 'partner-mutation') codes.push('API_KEY_MISSING', 'API_KEY_INVALID', 'API_KEY_SCOPE_FORBIDDEN', 'PARTNER_NOT_FOUND');
-  if (contract.access === 'partner-mutation') {
-    codes.push('HMAC_MISSING', 'HMAC_INVALID', 'RATE_LIMITED', 'IDEMPOTENCY_KEY_MISSING', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED');
-  }
-  return codes;
-}
+/** The codes a route answers with whatever its work: those its chain's steps declare (`routeSteps` in `chain.ts`). */
+export const chainErrorCodes = (contract: RouteContract): readonly string[] => contract.stepErrorCodes;
 
 /** Every code a route may answer with: its chain's and its own, no duplicates. */
 export const routeErrorCodes = (contract: RouteContract): string[] => [...new Set([...chainErrorCodes(contract), ...(contract.doc?.errors ?? [])])];
@@ -77,11 +71,41 @@ export async function loadContracts(only?: ReadonlySet<string>): Promise<Map<str
   return contracts;
 }
 
+/** What each response header the document names carries. */
+const HEADER_DOCS: Record<string, string> = {
+  'Retry-After': 'Seconds to wait before retrying (a mutation: with the same idempotency key)',
+  'Idempotent-Replayed': '`true` on a replayed answer (the same idempotency key and body as an earlier request); absent otherwise',
+};
+
+/** Response headers by name, each with its description; every answer also carries the request id. */
+function responseHeaders(names: Iterable<string>, described: Record<string, string> = {}): oas31.HeadersObject {
+  const headers: oas31.HeadersObject = { [REQUEST_ID_HEADER]: { $ref: '#/components/headers/RequestId' } };
+  for (const name of names) {
+    const description = described[name] ?? HEADER_DOCS[name];
+    if (description === undefined) throw new Error(`response header ${name} has no description (HEADER_DOCS)`);
+    headers[name] = { description, schema: { type: 'string' } };
+  }
+  return headers;
+}
+
+/** An example of a code's body: the factory's message (VALIDATION_ERROR: with the `details` it always has). */
+function errorExample(code: string, entry: CatalogEntry) {
+  if (code !== 'VALIDATION_ERROR') return { error: entry.message, code };
+  return { error: 'Request body validation failed', code, details: { fieldErrors: { amount: ['amount must be greater than 0'] }, formErrors: [] } };
+}
+
+type DocumentedResponse = { description: string; headers?: oas31.HeadersObject; content?: Record<string, { schema: z.ZodType }> };
+
 /**
- * The error answers, one per status, each code an example. A status the route also answers with success (health's
- * 503) keeps that answer: its body is then either.
+ * The error answers, one per status, each code an example, with the headers its codes carry. A status the route
+ * also answers with success (health's 503) keeps that answer: its body is then either. A HEAD's have no body.
  */
-function errorResponses(codes: readonly string[], catalog: Map<string, CatalogEntry>, success: ZodOpenApiResponsesObject): ZodOpenApiResponsesObject {
+function errorResponses(
+  codes: readonly string[],
+  catalog: Map<string, CatalogEntry>,
+  success: ZodOpenApiResponsesObject,
+  options: { isHead: boolean; isMutation: boolean },
+): ZodOpenApiResponsesObject {
   const byStatus = new Map<number, string[]>();
   for (const code of codes) {
     const entry = catalog.get(code);
@@ -92,28 +116,39 @@ function errorResponses(codes: readonly string[], catalog: Map<string, CatalogEn
     [...byStatus.entries()]
       .sort(([a], [b]) => a - b)
       .map(([status, statusCodes]) => {
-        const alongside = (success as Record<string, { description: string; content?: Record<string, { schema: z.ZodType }> }>)[String(status)];
-        const successSchema = alongside?.content?.['application/json']?.schema;
+        const alongside = (success as Record<string, DocumentedResponse>)[String(status)];
         const codesText = statusCodes.map((code) => `\`${code}\``).join(', ');
+        const successBody = alongside?.content?.['application/json']?.schema;
+        const bodies = [
+          ...(successBody === undefined ? [] : [successBody]),
+          ...(statusCodes.includes('VALIDATION_ERROR') ? [ValidationErrorBody] : []),
+          ...(statusCodes.some((code) => code !== 'VALIDATION_ERROR') ? [ErrorBody] : []),
+        ];
+        const schema = bodies.length === 1 ? bodies[0]! : z.union(bodies as [z.ZodType, z.ZodType, ...z.ZodType[]]);
         return [
           String(status),
           {
             description: alongside === undefined ? codesText : `${alongside.description}; or an error: ${codesText}`,
-            content: {
-              'application/json': {
-                schema: successSchema === undefined ? ErrorBody : z.union([successSchema, ErrorBody]),
-                examples: Object.fromEntries(statusCodes.map((code) => [code, { value: { error: catalog.get(code)?.message, code } }])),
-              },
+            // A mutation's stored answers (a 409 CLIENT_EXISTS...) are replayed like its successes.
+            headers: {
+              ...alongside?.headers,
+              ...responseHeaders(new Set([...statusCodes.flatMap((code) => catalog.get(code)!.headers), ...(options.isMutation ? ['Idempotent-Replayed'] : [])])),
             },
+            ...(options.isHead
+              ? {}
+              : {
+                  content: {
+                    'application/json': {
+                      schema,
+                      examples: Object.fromEntries(statusCodes.map((code) => [code, { value: errorExample(code, catalog.get(code)!) }])),
+                    },
+                  },
+                }),
           },
         ];
       }),
   );
 }
-
-/** Response headers, by name, with what each carries. */
-const headersSchema = (headers: Record<string, string>) =>
-  z.object(Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, z.string().meta({ description })])));
 
 const PATH_PARAMETER = /\{([A-Za-z0-9_]+)\}/g;
 
@@ -122,22 +157,24 @@ function operation(route: RouteDefinition, contract: RouteContract, catalog: Map
   if (doc === undefined) throw new Error(`${route.method} ${route.path} (functions/${route.name}.ts) has no doc`);
   if (route.method === 'OPTIONS') return preflightOperation(route, doc);
   const isHead = route.method === 'HEAD';
+  const isMutation = contract.access === 'partner-mutation';
   const success: ZodOpenApiResponsesObject = Object.fromEntries(
     Object.entries(doc.responses).map(([status, response]) => [
       status,
       {
         description: response.description,
-        ...(response.headers === undefined
-          ? {}
-          : { headers: headersSchema(response.headers) }),
+        headers: responseHeaders([...Object.keys(response.headers ?? {}), ...(isMutation ? ['Idempotent-Replayed'] : [])], response.headers),
         ...(response.schema === undefined || isHead ? {} : { content: { [response.contentType ?? 'application/json']: { schema: response.schema } } }),
       },
     ]),
   );
   const security = securityOf(contract);
-  const headers = contract.access === 'partner-mutation'
+  const headers = isMutation
     ? {
-        'idempotency-key': z.string().min(1).max(255).meta({ description: 'One per logical operation (e.g. `checkout-<partner_reference>`); 1-255 printable ASCII characters' }),
+        'idempotency-key': z
+          .string()
+          .regex(IDEMPOTENCY_KEY_PATTERN)
+          .meta({ description: 'One per logical operation (e.g. `checkout-<partner_reference>`); 1-255 printable ASCII characters', example: 'checkout-order-1042' }),
       }
     : undefined;
   return {
@@ -159,7 +196,7 @@ function operation(route: RouteDefinition, contract: RouteContract, catalog: Map
             content: { 'application/json': { schema: contract.body as never, ...(doc.example === undefined ? {} : { example: doc.example }) } },
           },
         }),
-    responses: { ...success, ...(isHead ? {} : errorResponses(routeErrorCodes(contract), catalog, success)) },
+    responses: { ...success, ...errorResponses(routeErrorCodes(contract), catalog, success, { isHead, isMutation }) },
   };
 }
 
@@ -175,7 +212,7 @@ function preflightOperation(route: RouteDefinition, doc: RouteDoc): ZodOpenApiOp
     responses: {
       204: {
         description,
-        ...(headers === undefined ? {} : { headers: headersSchema(headers) }),
+        headers: responseHeaders(Object.keys(headers ?? {}), headers),
       },
     },
   };
@@ -190,7 +227,54 @@ function securityOf(contract: RouteContract): Array<Record<string, string[]>> | 
     case 'partner-mutation':
       return [{ apiKey: [], bodySignature: [] }];
     case 'public':
-      return undefined;
+      return contract.doc?.authentication === 'processor-signature' ? [{ processorSignature: [] }] : undefined;
+  }
+}
+
+/** The partner webhook the service sends (OpenAPI 3.1 `webhooks`): its body and signature headers. */
+function partnerWebhook(): ZodOpenApiOperationObject {
+  const header = (description: string, example: string) => z.string().meta({ description, example });
+  return {
+    operationId: 'partner_webhook',
+    summary: 'A transaction event, POSTed to your webhook endpoint',
+    description:
+      'Sent to every endpoint of the partner subscribed to the event, signed twice over the same exact body: verify either (the Standard Webhooks ' +
+      'headers also sign the id and timestamp: prefer them). Deduplicate by `webhook-id` (the same on every attempt and resend) and apply by ' +
+      '`svc_tx_id`. Any 2xx within 10 seconds is delivered; anything else is retried: 3 attempts in all, after about 1 and 4 times ' +
+      '`WEBHOOK_RETRY_BASE_MS` (default 1 s). A redirect is not followed.',
+    tags: ['Partner webhooks'],
+    security: [],
+    requestParams: {
+      header: z.object({
+        'webhook-id': header('The event id: the same on every attempt and resend', 'evt_0f3k9m2p7q8r1s4t5v6w7x8y'),
+        'webhook-timestamp': header('Unix seconds of this attempt; refuse one more than 5 minutes from your clock', '1795460648'),
+        'webhook-signature': header(
+          '`v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed by the base64-decoded part of the endpoint secret after `whsec_` (Standard Webhooks)',
+          'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+        ),
+        'x-svc-signature': header('Lowercase hex HMAC-SHA256 of the exact body, keyed by the whole endpoint secret string (`whsec_…`)', '5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd'),
+        'x-svc-event-id': header('The event id (as `webhook-id`)', 'evt_0f3k9m2p7q8r1s4t5v6w7x8y'),
+        'x-svc-timestamp': header('Unix seconds of this attempt (as `webhook-timestamp`; not covered by `x-svc-signature`)', '1795460648'),
+      }),
+    },
+    requestBody: { required: true, content: { 'application/json': { schema: PartnerWebhookBody } } },
+    responses: { '2XX': { description: 'Received: the delivery is done' } },
+  };
+}
+
+/**
+ * Scalar's viewer (the reference page) warns of a schema with no `type`: a nullable's `anyOf` gets its members'
+ * types beside it (`["integer", "null"]`: what the `anyOf` already says), and `additionalProperties: {}` is
+ * written `true` (the same meaning).
+ */
+function typedForViewers({ jsonSchema }: { jsonSchema: Record<string, unknown> }): void {
+  const extra = jsonSchema.additionalProperties;
+  if (typeof extra === 'object' && extra !== null && Object.keys(extra).length === 0) jsonSchema.additionalProperties = true;
+  const members = jsonSchema.anyOf;
+  if (jsonSchema.type !== undefined || !Array.isArray(members)) return;
+  const types = (members as Array<{ type?: unknown }>).map((member) => member.type);
+  if (types.every((type) => typeof type === 'string' || (Array.isArray(type) && type.every((name) => typeof name === 'string')))) {
+    jsonSchema.type = [...new Set(types.flat() as string[])];
   }
 }
 
@@ -219,7 +303,10 @@ export async function buildOpenApiDocument(options: { only?: ReadonlySet<string>
         'Card payments for partners\' merchants: checkout intents at the card processor, the transaction lifecycle, fee splits, signed ' +
         'partner webhooks, settlement batches and payouts. Amounts are in major units of the currency; every error body is ' +
         '`{ "error", "code" }` (VALIDATION_ERROR adds `details`). Mutations take an `idempotency-key`: the same key and body ' +
-        `replay the first answer for 24 hours. Request bodies are at most ${MAX_BODY_BYTES} bytes.`,
+        `replay the first answer for 24 hours. Request bodies are at most ${MAX_BODY_BYTES} bytes. A path no route serves is 404 ` +
+        '`NOT_FOUND`; a method its path does not serve, 405 `METHOD_NOT_ALLOWED` with an `Allow` header. Before any route: a request of ' +
+        'more than 10 MB is 413 `PAYLOAD_TOO_LARGE` (the gateway\'s limit), headers too large 431 `HEADERS_TOO_LARGE` and a request that ' +
+        'is not HTTP 400 `BAD_REQUEST` (locally; API Gateway answers these itself in AWS).',
     },
     servers: [{ url: '/', description: `This service (every path starts with ${API_PREFIX})` }],
     tags: Object.entries(API_TAGS).map(([name, description]) => ({ name, description })),
@@ -233,9 +320,21 @@ export async function buildOpenApiDocument(options: { only?: ReadonlySet<string>
           description: 'HMAC-SHA256 of the exact raw request body with the key\'s HMAC secret, lowercase hex',
         },
         adminBearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An admin token: a JWT with `role: "admin"`' },
+        processorSignature: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'processor-signature',
+          description:
+            "The card processor's signature of the exact body, `t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\">` with the webhook secret (Stripe's " +
+            'scheme; `stripe-signature` is read when it is absent); more than 5 minutes old is refused',
+        },
+      },
+      headers: {
+        RequestId: { description: 'The request id, also in the service\'s log lines: quote it when asking about a request', schema: { type: 'string' } },
       },
     },
     paths,
-  });
+    webhooks: { 'transaction-event': { post: partnerWebhook() } },
+  }, { override: typedForViewers });
   return JSON.parse(JSON.stringify(document)) as Record<string, unknown>;
 }

@@ -137,6 +137,9 @@ const awsDefaults: Env = {
   ALLOW_INSECURE_WEBHOOK_URLS: 'false',
 };
 
+/** Every variable the configuration reads (README's configuration table). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
 /**
  * Parses an environment into a {@link Config}. Pure, so tests can build variants; the service itself uses
  * {@link config}. Throws {@link ConfigError} naming every bad variable (never echoing its value, which may be

@@ -4,10 +4,11 @@
  * runs in a process group of its own) have used, read from Linux's /proc.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CONFIG_VARIABLES } from '../../lib/config';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const round = (value: number) => Math.round(value * 10) / 10;
@@ -37,7 +38,15 @@ export interface BenchService {
  * Starts `npm start -- --in-memory` on free ports and waits until GET /health answers 200. `extraEnv` gets the
  * chosen ports and may add settings (the call-count section points `PROCESSOR_API_BASE` at a counting proxy).
  */
-export async function startService(dataDir: string, extraEnv: (env: Record<string, string>) => Record<string, string> = () => ({})): Promise<BenchService> {
+export async function startService(
+  dataDir: string,
+  extraEnv: (env: Record<string, string>) => Record<string, string> = () => ({}),
+  options: {
+    logFile?: string;
+    /** Start from the local defaults: none of the caller's settings (README's configuration table) reach the service. */
+    localDefaults?: boolean;
+  } = {},
+): Promise<BenchService> {
   const ports = {
     PORT: String(await freePort()),
     DYNAMODB_LOCAL_PORT: String(await freePort()),
@@ -51,8 +60,12 @@ export async function startService(dataDir: string, extraEnv: (env: Record<strin
   const started = performance.now();
   // Addresses derived from the ports above when unset: one inherited (a test run's DynamoDB Local, say) would point
   // the new service at another's dependencies.
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !DERIVED_ADDRESSES.includes(name)));
-  const child = spawn('npm', ['start', '--', '--in-memory'], { env: { ...inherited, ...env }, stdio: 'ignore', detached: true });
+  const dropped = new Set([...DERIVED_ADDRESSES, ...(options.localDefaults === true ? CONFIG_VARIABLES : [])]);
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !dropped.has(name)));
+  // Its output goes to `logFile` when given (the demo shows its end when a step fails), else nowhere.
+  const log = options.logFile === undefined ? 'ignore' : openSync(options.logFile, 'a');
+  const child = spawn('npm', ['start', '--', '--in-memory'], { env: { ...inherited, ...env }, stdio: ['ignore', log, log], detached: true });
+  if (typeof log === 'number') closeSync(log);
   const baseUrl = `http://127.0.0.1:${env.PORT}/api/v1`;
   const deadline = started + 120_000;
   while (performance.now() < deadline) {

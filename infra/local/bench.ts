@@ -358,7 +358,12 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
+    // The bench itself failed (not a target): say what to look at.
     console.error(error);
+    console.error(
+      '\nThe bench could not finish. Fix: `npm ci` first; DynamoDB Local needs Java 17+ (`java -version`); run `npm run demo` to see ' +
+        'whether the service starts and works on this machine; run the bench alone (a busy machine times its steps out).',
+    );
     process.exit(2);
   },
 );

@@ -11,17 +11,21 @@
  * Exit code 0 when every step's result is what the service promises; 1 at the first that is not (the step and
  * why are printed, with what to do), so it doubles as a smoke test (`test/integration/demo.test.ts`).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Stripe from 'stripe';
 import { InMemoryAttemptStore } from '../../examples/partner-backend/src/attempts';
+import { InMemoryOrders } from '../../examples/partner-backend/src/orders';
 import { startPartnerBackend } from '../../examples/partner-backend/src/server';
 import { ServiceClient } from '../../examples/partner-backend/src/service-client';
 import { InMemoryProcessedEvents } from '../../examples/partner-backend/src/webhooks';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
-import { config } from '../../lib/config';
+import { loadConfig } from '../../lib/config';
 import { type BenchService, freePort, sleep, startService, stopService } from './bench-service';
+
+/** The events the demo's endpoint subscribes to. */
+const SUBSCRIBED = ['transaction_succeeded', 'transaction_failed', 'transaction_refunded'];
 
 /** The sandbox processor's secret key (`PROCESSOR_SECRET_KEY`'s local default): what a browser's confirm reaches. */
 const SANDBOX_SECRET_KEY = 'sk_test_sandbox_local';
@@ -64,14 +68,15 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;
-    check(Date.now() < deadline, () => `timed out after ${timeoutMs / 1000} s waiting for ${what}`, 'Look at the service log above; `npm start` shows the same pipeline.');
+    check(Date.now() < deadline, () => `timed out after ${timeoutMs / 1000} s waiting for ${what}`, 'Read the end of the service log printed below; `npm start` runs the same pipeline.');
     await sleep(100);
   }
 }
 
 async function demo(service: BenchService): Promise<void> {
   const { baseUrl } = service;
-  const token = await issueLocalAdminToken(config);
+  // The service runs on the local defaults (`main`): so does the token it checks.
+  const token = await issueLocalAdminToken(loadConfig({}));
   const admin = (method: string, path: string, body?: unknown) =>
     fetch(`${baseUrl}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
 
@@ -92,13 +97,16 @@ async function demo(service: BenchService): Promise<void> {
   const webhookUrl = `http://127.0.0.1:${backendPort}/webhooks/payments`;
   const endpoint = await step('Register the partner backend as a webhook endpoint (admin API)', async () => {
     const created = await json(
-      await admin('POST', `/admin/partners/${partner.partner_id}/webhook-endpoints`, { name: 'Demo backend', url: webhookUrl, events: ['transaction_succeeded', 'transaction_failed', 'transaction_refunded'] }),
+      await admin('POST', `/admin/partners/${partner.partner_id}/webhook-endpoints`, { name: 'Demo backend', url: webhookUrl, events: SUBSCRIBED }),
       'POST /admin/partners/{id}/webhook-endpoints',
     );
+    check(typeof created.secret === 'string' && created.secret.startsWith('whsec_'), () => `the endpoint's secret is ${JSON.stringify(created.secret)}`);
+    check(created.events.join() === SUBSCRIBED.join() && created.url === webhookUrl, () => `the endpoint is ${JSON.stringify({ ...created, secret: undefined })}`);
     return { value: created, result: `${created.id} -> ${webhookUrl}, events ${created.events.join(', ')}; its signing secret shown once` };
   });
 
   const attempts = new InMemoryAttemptStore();
+  const orders = new InMemoryOrders();
   const processedEvents = new InMemoryProcessedEvents();
   const verifiedEvents: string[] = [];
   const backend = await startPartnerBackend({
@@ -106,6 +114,7 @@ async function demo(service: BenchService): Promise<void> {
     partnerId: partner.partner_id,
     service: serviceClient,
     webhookSecret: endpoint.secret,
+    orders,
     attempts,
     // The backend records an event id once it has verified and processed the event: what the demo watches for.
     processedEvents: { has: (id) => processedEvents.has(id), add: async (id) => (verifiedEvents.push(id), processedEvents.add(id)) },
@@ -119,11 +128,13 @@ async function demo(service: BenchService): Promise<void> {
     });
 
     const reference = `order-${Date.now()}`;
+    // The partner's own order: the backend takes the merchant and the price from it, never from the browser.
+    orders.put({ partner_reference: reference, client_id: merchant.client_id, amount: 100, currency: 'USD', email: 'buyer@example.com', statement_descriptor_suffix: 'DEMO' });
     const checkout = await step('Checkout: the browser asks the partner backend, which creates a checkout intent', async () => {
       const response = await fetch(`${backend.url}/checkout`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ partner_reference: reference, client_id: merchant.client_id, amount: 100, currency: 'USD', email: 'buyer@example.com', statement_descriptor_suffix: 'DEMO' }),
+        body: JSON.stringify({ partner_reference: reference }),
       });
       const answer = await json(response, 'POST /checkout of the partner backend');
       const attempt = await attempts.get(reference);
@@ -148,8 +159,21 @@ async function demo(service: BenchService): Promise<void> {
         const answer = await json(await fetch(`${backend.url}/orders/${reference}`), 'GET /orders/{reference} of the partner backend');
         return answer.status === 'succeeded' ? answer : undefined;
       });
+      check(order.svc_tx_id === checkout.attempt.svc_tx_id, () => `the backend's order names ${order.svc_tx_id}, its checkout ${checkout.attempt.svc_tx_id}`);
+      // What was sent: the service's own record of the delivery the backend verified.
+      const deliveries = await json(await admin('GET', `/admin/partners/${partner.partner_id}/webhook-deliveries`), 'GET /admin/partners/{id}/webhook-deliveries');
+      const delivered = deliveries.items.find((item: { event_id: string }) => verifiedEvents.includes(item.event_id));
+      check(
+        delivered !== undefined &&
+          delivered.event === 'transaction_succeeded' &&
+          delivered.svc_tx_id === order.svc_tx_id &&
+          delivered.endpoint_id === endpoint.id &&
+          delivered.status === 'succeeded' &&
+          delivered.last_http_status === 200,
+        () => `the verified event ${verifiedEvents.join(', ')} is not a delivered (succeeded) transaction_succeeded delivery of ${order.svc_tx_id}: ${JSON.stringify(deliveries.items)}`,
+      );
       const read = await serviceClient.getTransaction(order.svc_tx_id);
-      check(read.status === 'succeeded', () => `the service says ${read.status}`);
+      check(read.status === 'succeeded' && read.amount === 100 && read.currency === 'USD', () => `the service says ${read.status} ${read.amount} ${read.currency}`);
       const { amount, processorFee, platformFee, netAmount } = read;
       check(processorFee !== null && platformFee !== null && netAmount !== null, () => 'the fee split is missing');
       check(Math.round((processorFee! + platformFee! + netAmount!) * 100) === Math.round(amount * 100), () => `fees ${processorFee} + ${platformFee} + net ${netAmount} != ${amount}`);
@@ -172,14 +196,19 @@ async function demo(service: BenchService): Promise<void> {
 
     await step('Pay the batch out over a rail (partner API)', async () => {
       const paid = await json(await partnerRead('POST', '/settlements/pay', { settlement_batch_id: batch.id }), 'POST /settlements/pay');
-      const transfer = paid.railATransferId ?? paid.railBTransferId;
-      check(paid.status === 'sent' && transfer !== null, () => `the batch is ${paid.status}: ${paid.failureReason}`);
+      const transfer = paid.railATransferId;
+      check(paid.status === 'sent', () => `the batch is ${paid.status}: ${paid.failureReason}`);
+      check(typeof transfer === 'string' && paid.railBTransferId === null, () => `a USD batch goes over rail A: rail A ${paid.railATransferId}, rail B ${paid.railBTransferId}`);
+      // The rail's side: the sandbox rail recorded this very transfer, for the batch's net.
+      const ledger = await json(await fetch(`http://127.0.0.1:${service.env.RAILS_SANDBOX_PORT}/rail-a/transfers`), 'GET /rail-a/transfers of the sandbox rails');
+      const sent = ledger.items.find((item: { transfer_id: string }) => item.transfer_id === transfer);
+      check(sent?.status === 'paid' && sent.amount === batch.totalNet && sent.currency === 'USD' && sent.batch_id === batch.id, () => `the rail recorded ${JSON.stringify(sent)}`);
       const again = await partnerRead('POST', '/settlements/pay', { settlement_batch_id: batch.id });
       const refused = (await again.json()) as { code?: string };
       check(again.status === 409 && refused.code === 'BATCH_ALREADY_PAID', () => `paying again answered ${again.status} ${refused.code}`);
       const settled = await serviceClient.getTransaction(transaction.svcTxId);
       check(settled.settlementStatus === 'paid', () => `the transaction's settlement status is ${settled.settlementStatus}`);
-      return { value: paid, result: `sent: transfer ${transfer}; paying again is 409 BATCH_ALREADY_PAID; the transaction is settled (paid)` };
+      return { value: paid, result: `sent over rail A: transfer ${transfer} of ${sent.amount} USD; paying again is 409 BATCH_ALREADY_PAID; the transaction is settled (paid)` };
     });
 
     await step('Reconciliation report (CSV)', async () => {
@@ -195,6 +224,9 @@ async function demo(service: BenchService): Promise<void> {
         gross === transaction.amount && processorFee === transaction.processorFee && platformFee === transaction.platformFee && net === transaction.netAmount,
         () => `the line ${line.join(',')} does not match the transaction's split`,
       );
+      const total = lines.find((candidate) => candidate.startsWith('total,'))?.split(',');
+      const [, , , , , totalGross, , , totalNet] = total?.map(Number) ?? [];
+      check(totalGross === batch.totalGross && totalNet === batch.totalNet, () => `the total row ${total?.join(',')} is not the batch's totals ${batch.totalGross}/${batch.totalNet}`);
       return { value: csv, result: `${lines.length} rows under the header:\n${csv.trim().split(/\r?\n/).map((row) => `        ${row}`).join('\n')}` };
     });
   } finally {
@@ -202,26 +234,42 @@ async function demo(service: BenchService): Promise<void> {
   }
 }
 
+/** The last lines of the service's log (warnings and errors: it runs with LOG_LEVEL=WARN). */
+function logTail(logFile: string, lines = 20): string {
+  if (!existsSync(logFile)) return '(no service log)';
+  const text = readFileSync(logFile, 'utf8').trimEnd();
+  return text === '' ? '(the service logged nothing)' : text.split('\n').slice(-lines).join('\n');
+}
+
 async function main(): Promise<number> {
   console.log('Partner Payments demo: the whole money flow on the local runtime\n');
   const dataDir = mkdtempSync(join(tmpdir(), 'partner-payments-demo-'));
-  process.stdout.write('    Starting the service (npm start -- --in-memory, on free ports) ... ');
+  const logFile = join(dataDir, 'service.log');
+  process.stdout.write('    Starting the service (npm start -- --in-memory, on free ports) ');
+  // A dot every 2 s while it starts (DynamoDB Local's JVM takes a few seconds; a busy machine longer).
+  const progress = setInterval(() => process.stdout.write('.'), 2_000);
   let service: BenchService;
   try {
-    service = await startService(dataDir, () => ({ SETTLEMENT_CUTOFF: 'now' }));
+    // The local defaults, whatever the shell has set (an https-only webhook rule or a real processor key would stop it).
+    service = await startService(dataDir, () => ({ SETTLEMENT_CUTOFF: 'now' }), { logFile, localDefaults: true });
   } catch (error) {
-    console.log(`failed\n\n${(error as Error).message}\nFix: run \`npm start\` alone and read why it does not start (Java 17+ for DynamoDB Local; \`npm ci\` done).`);
+    console.log(
+      ` failed\n\n${(error as Error).message}\nThe service's log ends with:\n${logTail(logFile)}\n` +
+        'Fix: `npm ci` first; DynamoDB Local needs Java 17+ (`java -version`); run `npm start` alone to see why it does not start.',
+    );
     rmSync(dataDir, { recursive: true, force: true });
     return 1;
+  } finally {
+    clearInterval(progress);
   }
-  console.log(`ready in ${(service.startupMs / 1000).toFixed(1)} s at ${service.baseUrl}\n`);
+  console.log(` ready in ${(service.startupMs / 1000).toFixed(1)} s at ${service.baseUrl}\n`);
   try {
     await demo(service);
     console.log('\nEvery step did what the service promises.');
     return 0;
   } catch (error) {
     const fix = error instanceof DemoFailure ? error.fix : 'Unexpected: run `npm test` and read the failing test.';
-    console.log(`FAILED\n\n${error instanceof Error ? error.message : String(error)}\nFix: ${fix}`);
+    console.log(`FAILED\n\n${error instanceof Error ? error.message : String(error)}\nThe service's log ends with:\n${logTail(logFile)}\nFix: ${fix}`);
     return 1;
   } finally {
     await stopService(service);

@@ -63,7 +63,7 @@ function answerUnparsable(error: NodeJS.ErrnoException, socket: Duplex): void {
       : [400, 'BAD_REQUEST', 'The request could not be parsed as HTTP'];
   const body = JSON.stringify({ error: message, code });
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\nx-content-type-options: nosniff\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
 

@@ -28,29 +28,29 @@ import {
 import { getPartner } from '../store/partners';
 import { findApiKeyAndPayee } from '../store/payees';
 import { countRequest, rateLimitClock } from '../store/rate-limits';
-import type { ChainMiddleware, ChainRequest } from './middlewares';
+import { type ChainRequest, type ChainStep, stepAnswering } from './middlewares';
 import { errorResult, toHttpResponse } from './response';
 import { clientIdentifier } from './schemas';
 import type { IdempotencyLease, RequestState } from './types';
 
 /** `Authorization: Bearer <jwt>` with `role: admin`. The verifier is built at cold start. */
-export function adminToken(): ChainMiddleware {
+export function adminToken(): ChainStep {
   const verify = createAdminTokenVerifier(config);
-  return {
+  return stepAnswering(['ADMIN_TOKEN_INVALID', 'ADMIN_FORBIDDEN'], {
     before: async (request: ChainRequest) => {
       const admin = await authenticateAdmin(verify, request.event.headers.authorization);
       request.context.svc.caller = { kind: 'admin', subject: admin.subject };
       logger.appendKeys({ admin_subject: admin.subject });
     },
-  };
+  });
 }
 
 /**
  * `x-api-key`: 401 API_KEY_MISSING / API_KEY_INVALID; a partner key brings its partner (404
  * PARTNER_NOT_FOUND if it no longer exists); `partnerOnly` routes refuse platform keys (403).
  */
-export function apiKey(options: { partnerOnly: boolean; prefetchPayee: boolean }): ChainMiddleware {
-  return {
+export function apiKey(options: { partnerOnly: boolean; prefetchPayee: boolean }): ChainStep {
+  return stepAnswering(['API_KEY_MISSING', 'API_KEY_INVALID', 'API_KEY_SCOPE_FORBIDDEN', 'PARTNER_NOT_FOUND'], {
     before: async (request: ChainRequest) => {
       const { svc } = request.context;
       const presented = request.event.headers['x-api-key'];
@@ -72,7 +72,7 @@ export function apiKey(options: { partnerOnly: boolean; prefetchPayee: boolean }
       if (partner === undefined) throw errors.partnerNotFound();
       svc.caller = { kind: 'partner', keyId: stored.keyId, partner };
     },
-  };
+  });
 }
 
 /**
@@ -127,8 +127,8 @@ function actingPartner(svc: RequestState): string {
  * Per partner, a fixed one-minute window: 429 RATE_LIMITED with `Retry-After` past the limit. Follows
  * {@link hmacSignature}: only authenticated requests count.
  */
-export function rateLimit(): ChainMiddleware {
-  return {
+export function rateLimit(): ChainStep {
+  return stepAnswering(['RATE_LIMITED'], {
     before: async (request: ChainRequest) => {
       const { svc } = request.context;
       const limit = await rateLimitOf(svc);
@@ -140,7 +140,7 @@ export function rateLimit(): ChainMiddleware {
         throw errors.rateLimited((windowStartMinute + 1) * 60 - nowSeconds);
       }
     },
-  };
+  });
 }
 
 /**
@@ -161,19 +161,19 @@ async function rateLimitOf(svc: RequestState): Promise<number> {
  * or query `partner_id` naming another partner is 403 API_KEY_SCOPE_FORBIDDEN): a `partner_id` in the query
  * string naming another is refused here for every route, those that read it and those that ignore it alike.
  */
-export function queryPartnerScope(): ChainMiddleware {
-  return {
+export function queryPartnerScope(): ChainStep {
+  return stepAnswering(['API_KEY_SCOPE_FORBIDDEN'], {
     before: (request: ChainRequest) => {
       const named = request.event.queryStringParameters?.partner_id;
       assertActsFor(request.context.svc.caller, named);
       return undefined;
     },
-  };
+  });
 }
 
 /** `x-svc-hmac`: HMAC-SHA256 of the exact raw body with the key's secret, compared in constant time. */
-export function hmacSignature(): ChainMiddleware {
-  return {
+export function hmacSignature(): ChainStep {
+  return stepAnswering(['HMAC_MISSING', 'HMAC_INVALID'], {
     before: async (request: ChainRequest) => {
       const received = request.event.headers['x-svc-hmac'];
       if (received === undefined || received.trim() === '') throw errors.hmacMissing();
@@ -182,14 +182,15 @@ export function hmacSignature(): ChainMiddleware {
       const secret = await secretBox.open(stored.hmacSecret, SECRET_PURPOSE.hmac);
       if (!signatureMatches(secret, rawBody, received.trim())) throw errors.hmacInvalid();
     },
-  };
+  });
 }
 
-const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+/** An `idempotency-key`: 1-255 printable ASCII characters (the OpenAPI document shows this very pattern). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
 /** `idempotency-key` must be present (400 IDEMPOTENCY_KEY_MISSING) and 1-255 printable ASCII characters. */
-export function idempotencyKeyHeader(): ChainMiddleware {
-  return {
+export function idempotencyKeyHeader(): ChainStep {
+  return stepAnswering(['IDEMPOTENCY_KEY_MISSING', 'VALIDATION_ERROR'], {
     before: (request: ChainRequest) => {
       const key = request.event.headers['idempotency-key'];
       if (key === undefined || key === '') throw errors.idempotencyKeyMissing();
@@ -197,7 +198,7 @@ export function idempotencyKeyHeader(): ChainMiddleware {
         throw fieldValidationError('idempotency-key', 'Must be 1-255 printable ASCII characters', 'Invalid idempotency-key header');
       }
     },
-  };
+  });
 }
 
 /**
@@ -225,8 +226,8 @@ const IN_FLIGHT_RETRY_AFTER_MS = 1_000;
  * (401/403, e.g. a partner since reactivated), and a 5xx. A failure to store or release changes no answer
  * ({@link settleKey}).
  */
-export function idempotency(): ChainMiddleware {
-  return {
+export function idempotency(): ChainStep {
+  return stepAnswering(['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_USE'], {
     before: async (request: ChainRequest) => {
       const { event, context } = request;
       const idempotencyKey = event.headers['idempotency-key'] ?? '';
@@ -269,7 +270,7 @@ export function idempotency(): ChainMiddleware {
       const release = result.status >= 500 || isValidationFailure || isRefusal;
       await settleKey(lease, release ? 'release' : { statusCode: result.status, body: JSON.stringify(result.body) }, request.context);
     },
-  };
+  });
 }
 
 /** The time kept, after settling a key, to send the answer before the function's own timeout. */

@@ -37,7 +37,7 @@ import { errors } from '../domain/errors';
 import { logger, metricsMiddleware, tracer } from '../observability';
 import { adminToken, apiKey, hmacSignature, idempotency, idempotencyKeyHeader, queryPartnerScope, rateLimit } from './access';
 import { MAX_BODY_BYTES } from './json-limits';
-import { bodySize, type ChainMiddleware, cors, errorMapper, jsonBody, requestState, validation } from './middlewares';
+import { bodySize, type ChainStep, cors, errorMapper, jsonBody, requestState, validation } from './middlewares';
 import { toHttpResponse } from './response';
 import type { RouteDoc } from './route-doc';
 import type { IdempotencyScope } from '../domain/caller';
@@ -130,6 +130,7 @@ export function httpRoute<
     return toHttpResponse(result, svc.requestId);
   };
 
+  const steps = routeSteps(options);
   const chain = middy<HttpEvent, HttpResponse, Error, ChainContext>(lambdaHandler, {
     timeoutEarlyInMillis: ANSWER_RESERVE_MS,
     // A named, retryable answer (the 5xx releases the idempotency key) instead of a generic 500.
@@ -141,19 +142,30 @@ export function httpRoute<
     .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false })) // events carry credentials: never logged
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(metricsMiddleware())
-    .use(requestState())
-    .use(options.cors === true ? [cors()] : [])
-    .use(errorMapper())
-    .use(sizeStep(options))
-    .use(accessSteps(options))
-    .use(options.body === undefined ? [] : [jsonBody()])
-    .use(validation({ body: options.body, query: options.query, params: options.params }));
-  // The route's contract, for the OpenAPI document: the very schemas the chain validates with.
-  return Object.assign(chain, { contract: options as RouteContract });
+    .use(steps);
+  // The route's contract, for the OpenAPI document: the very schemas the chain validates with, and the error codes
+  // its steps declare (with the chain's own timeout answer).
+  const stepErrorCodes = [...new Set(['REQUEST_TIMED_OUT', ...steps.flatMap((step) => step.errorCodes)])];
+  return Object.assign(chain, { contract: { ...options, stepErrorCodes } as RouteContract });
 }
 
-/** What an `httpRoute` handler carries of its options (the OpenAPI generator reads it). */
-export type RouteContract = RouteOptions<Access, z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined>;
+/** What an `httpRoute` handler carries: its options, and the error codes its chain's steps may answer with. */
+export type RouteContract = RouteOptions<Access, z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined> & {
+  readonly stepErrorCodes: readonly string[];
+};
+
+/** The steps a route's options give its chain, in order, after the Powertools middlewares. */
+function routeSteps(options: RouteOptions<Access, z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined>): ChainStep[] {
+  return [
+    requestState(),
+    ...(options.cors === true ? [cors()] : []),
+    errorMapper(),
+    ...sizeStep(options),
+    ...accessSteps(options),
+    ...(options.body === undefined ? [] : [jsonBody()]),
+    validation({ body: options.body, query: options.query, params: options.params }),
+  ];
+}
 
 /**
  * When a step answered early, middy skipped every `after`, the Powertools ones included: run the cleanups they
@@ -182,12 +194,12 @@ function handlerIdempotency(svc: RequestState, lease: IdempotencyLease): Handler
 }
 
 /** Step 4: the raw body's size, on a route that takes a body (default limit) or sets a limit of its own. */
-function sizeStep(options: { body?: z.ZodType | undefined; maxBodyBytes?: number | undefined }): ChainMiddleware[] {
+function sizeStep(options: { body?: z.ZodType | undefined; maxBodyBytes?: number | undefined }): ChainStep[] {
   if (options.maxBodyBytes !== undefined) return [bodySize(options.maxBodyBytes)];
   return options.body === undefined ? [] : [bodySize(MAX_BODY_BYTES)];
 }
 
-function accessSteps(options: { access: Access; partnerOnly?: boolean | undefined; prefetchPayee?: boolean | undefined }): ChainMiddleware[] {
+function accessSteps(options: { access: Access; partnerOnly?: boolean | undefined; prefetchPayee?: boolean | undefined }): ChainStep[] {
   const keyOptions = { partnerOnly: options.partnerOnly ?? false, prefetchPayee: options.prefetchPayee ?? false };
   switch (options.access) {
     case 'public':

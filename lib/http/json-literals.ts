@@ -64,7 +64,7 @@ export function findLiteralFault(text: string): JsonFault | undefined {
       if (readAs !== undefined) {
         return {
           field: rootIsObject && path.length > 0 ? field : undefined,
-          message: `The number ${shown(literal)} cannot be kept exactly: it would be read as ${readAs} (send it as a string, or with fewer digits)`,
+          message: `The number ${shown(literal)} cannot be kept exactly: it would be read as ${readAs} (send it with fewer digits; a value in \`meta\` may be sent as a string instead)`,
         };
       }
       at = NUMBER.lastIndex;

@@ -13,6 +13,14 @@ import type { ChainContext, HttpEvent, HttpResponse } from './types';
 export type ChainRequest = Request<HttpEvent, HttpResponse, Error, ChainContext>;
 export type ChainMiddleware = MiddlewareObj<HttpEvent, HttpResponse, Error, ChainContext>;
 
+/**
+ * A step of the chain and the error codes it may answer with, declared beside the code that throws them: the
+ * OpenAPI document lists, for each route, the codes of the steps its options give it (`routeSteps` in `chain.ts`).
+ */
+export type ChainStep = ChainMiddleware & { readonly errorCodes: readonly string[] };
+
+export const stepAnswering = (errorCodes: readonly string[], step: ChainMiddleware): ChainStep => ({ ...step, errorCodes });
+
 /** Headers whose values are credentials: never logged. */
 const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'x-svc-hmac', 'cookie', 'processor-signature', 'stripe-signature']);
 
@@ -23,7 +31,7 @@ export const redactHeaders = (headers: Record<string, string | undefined>) =>
  * Starts the request's state: the request id (API Gateway's, so log lines, the `x-request-id` header and
  * API Gateway's access log agree), lower-cased headers, and the exact raw body ({@link exactText}).
  */
-export const requestState = (): ChainMiddleware => ({
+export const requestState = (): ChainStep => stepAnswering(['VALIDATION_ERROR'], {
   before: (request: ChainRequest) => {
     const { event, context } = request;
     const requestId = event.requestContext?.requestId ?? context.awsRequestId;
@@ -71,7 +79,7 @@ function exactText(event: HttpEvent): string | undefined {
  * after the logger), so later middlewares (idempotency) can still react to the error before it is mapped.
  * 5xx errors are logged with their cause; their details never reach the caller.
  */
-export const errorMapper = (): ChainMiddleware => ({
+export const errorMapper = (): ChainStep => stepAnswering(['INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'], {
   onError: (request: ChainRequest) => {
     const result = errorResult(request.error);
     if (result.status >= 500) {
@@ -90,7 +98,7 @@ export const errorMapper = (): ChainMiddleware => ({
  * parses or walks it, so a body's size, not its shape, bounds the work every later step does. Measured in O(1)
  * for a body far over or under the limit.
  */
-export const bodySize = (maxBytes: number): ChainMiddleware => ({
+export const bodySize = (maxBytes: number): ChainStep => stepAnswering(['PAYLOAD_TOO_LARGE'], {
   before: (request: ChainRequest) => {
     if (exceedsBytes(request.context.svc.rawBody, maxBytes)) throw errors.payloadTooLarge(maxBytes);
   },
@@ -103,7 +111,7 @@ export const bodySize = (maxBytes: number): ChainMiddleware => ({
  * parse would silently change ({@link findLiteralFault}: a number a double cannot hold exactly, a key given twice):
  * refused here, for every route, on the top-level field it sits in.
  */
-export const jsonBody = (): ChainMiddleware => ({
+export const jsonBody = (): ChainStep => stepAnswering(['VALIDATION_ERROR'], {
   before: (request: ChainRequest) => {
     const { rawBody } = request.context.svc;
     if (rawBody.trim() === '') return;
@@ -132,7 +140,7 @@ export interface Schemas {
  * `details` is zod's flattened error, bounded ({@link boundedDetails}): `fieldErrors` (field -> messages) and
  * `formErrors`.
  */
-export const validation = (schemas: Schemas): ChainMiddleware => ({
+export const validation = (schemas: Schemas): ChainStep => stepAnswering(['VALIDATION_ERROR'], {
   before: (request: ChainRequest) => {
     const { event, context } = request;
     context.svc.body = parseWith(schemas.body, context.svc.json, 'Request body validation failed');
@@ -214,16 +222,16 @@ const CORS_HEADERS = {
  * For public browser-facing routes only: answers the preflight (OPTIONS) and adds the CORS headers to every
  * response, errors included (registered before the error mapper, so its `onError` runs after it).
  */
-export const cors = (): ChainMiddleware => {
+export const cors = (): ChainStep => {
   const addHeaders = (request: ChainRequest) => {
     if (request.response) request.response.headers = { ...request.response.headers, ...CORS_HEADERS };
   };
-  return {
+  return stepAnswering([], {
     before: (request: ChainRequest) => {
       if (request.event.requestContext.http.method !== 'OPTIONS') return undefined;
       return { statusCode: 204, headers: { ...CORS_HEADERS }, body: '' };
     },
     after: addHeaders,
     onError: addHeaders,
-  };
+  });
 };

@@ -18,24 +18,37 @@ const svcTxId = z.string().regex(/^svc_tx_[0-9a-z]{24}$/).meta({ description: "T
 const currency = z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 code, upper case', example: 'USD' });
 const jsonObject = z.record(z.string(), z.unknown()).meta({ type: 'object', description: 'The JSON object sent, exactly' });
 
+const replayMark = z.literal(true).optional().meta({ description: 'Present on a replayed answer (same idempotency key and body)' });
+
+/** Every error but VALIDATION_ERROR: `{ error, code }`. */
 export const ErrorBody = z
   .strictObject({
     error: z.string().meta({ description: 'What went wrong, for a person' }),
-    code: z.string().meta({ description: 'The error code (stable, for programs)', example: 'VALIDATION_ERROR' }),
+    code: z.string().meta({ description: 'The error code (stable, for programs)', example: 'CLIENT_NOT_FOUND' }),
+    idempotentReplay: replayMark,
+  })
+  .meta({ id: 'Error' });
+
+/** VALIDATION_ERROR: `{ error, code, details }`, `details` zod's flattened error (bounded). */
+export const ValidationErrorBody = z
+  .strictObject({
+    error: z.string().meta({ description: 'What went wrong, for a person' }),
+    code: z.literal('VALIDATION_ERROR'),
     details: z
       .strictObject({
         fieldErrors: z.record(z.string(), z.array(z.string())).meta({ description: 'Messages by request field' }),
         formErrors: z.array(z.string()).meta({ description: 'Messages about the request as a whole' }),
       })
-      .optional()
-      .meta({ description: 'VALIDATION_ERROR only' }),
-    idempotentReplay: z.literal(true).optional().meta({ description: 'Present on a replayed answer (same idempotency key and body)' }),
+      .meta({ description: 'What is wrong, by field and for the request as a whole' }),
+    idempotentReplay: replayMark,
   })
-  .meta({ id: 'Error' });
+  .meta({ id: 'ValidationError' });
+
+/** The body of an error answer with this code. */
+export const errorBodyOf = (code: string) => (code === 'VALIDATION_ERROR' ? ValidationErrorBody : ErrorBody);
 
 /** An idempotent replay adds `idempotentReplay: true` to the first answer (decisions.md §4). */
-const replayable = <T extends z.core.$ZodLooseShape>(shape: T) =>
-  z.strictObject({ ...shape, idempotentReplay: z.literal(true).optional().meta({ description: 'Present on a replayed answer (same idempotency key and body)' }) });
+const replayable = <T extends z.core.$ZodLooseShape>(shape: T) => z.strictObject({ ...shape, idempotentReplay: replayMark });
 
 /** `{ items, next_cursor }` (decisions.md §9). */
 export const pageOf = <T extends z.ZodType>(item: T, id: string) =>
@@ -122,7 +135,9 @@ export const Transaction = z
 
 const checkoutFields = {
   svc_tx_id: svcTxId,
-  status: z.enum(TRANSACTION_STATUSES).meta({ description: '`pending` for a new checkout' }),
+  status: z.enum(TRANSACTION_STATUSES).meta({
+    description: "`pending`; a retry of an attempt whose first try wrote the transaction but lost its answer gets the transaction's status now",
+  }),
   processor_payment_intent_id: z.string().meta({ example: 'pi_3QxYz0123456789abcdefghij' }),
   client_secret: z.string().meta({ description: "The intent's client secret, for the processor's payment element in the browser" }),
   processor_publishable_key: z.string().meta({ description: "The processor's publishable key for the browser" }),
@@ -136,8 +151,8 @@ export const InitializedTransaction = replayable({ svc_tx_id: svcTxId, status: z
 
 export const AttachedIntent = replayable({
   svc_tx_id: svcTxId,
-  status: z.enum(TRANSACTION_STATUSES),
-  processor_payment_intent_id: z.string().nullable(),
+  status: z.enum(TRANSACTION_STATUSES).meta({ description: "`pending`; attaching the same intent again answers the transaction's status now" }),
+  processor_payment_intent_id: z.string().meta({ example: 'pi_3QxYz0123456789abcdefghij' }),
 }).meta({ id: 'AttachedIntent' });
 
 export const CreatedClient = replayable(Client.shape).meta({ id: 'CreatedClient' });
@@ -238,3 +253,21 @@ export const ProcessorEventAnswer = z
     z.strictObject({ message: z.string().meta({ example: 'Ignored event type customer.created' }) }),
   ])
   .meta({ id: 'ProcessorEventAnswer' });
+
+/**
+ * The body of a partner webhook (`partnerEventBody` in `lib/domain/webhooks.ts` builds it): the OpenAPI
+ * document's `webhooks`, and what the tests' partner endpoints hold every delivery to.
+ */
+export const PartnerWebhookBody = z
+  .strictObject({
+    event: z.enum(PARTNER_EVENTS),
+    svc_tx_id: svcTxId,
+    partner_id: z.string().meta({ example: 'ptr_0f3k9m2p7q8r1s4t5v6w7x8y' }),
+    client_id: z.string().meta({ example: 'merchant-001' }),
+    partner_reference: z.string().meta({ example: 'order-1042' }),
+    status: z.enum(TRANSACTION_STATUSES).meta({ description: "The transaction's status the event reports" }),
+    amount: money('The amount'),
+    currency,
+    meta: jsonObject.meta({ description: 'The `meta` given at checkout, exactly (an empty object when none was given)' }),
+  })
+  .meta({ id: 'PartnerWebhook' });

@@ -10,8 +10,11 @@ import type { HttpResponse, HttpResult, JsonResult } from './types';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
+/** On every answer: a browser takes each body for the content type it is sent with, never for what it looks like. */
+const NO_SNIFF = { 'x-content-type-options': 'nosniff' };
+
 export function toHttpResponse(result: HttpResult, requestId: string): HttpResponse {
-  const headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId, ...result.headers };
+  const headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId, ...NO_SNIFF, ...result.headers };
   if (result.text !== undefined) {
     // Sent as a string with isBase64Encoded unset: API Gateway (and the local adapter) write it as UTF-8 bytes.
     const rest = Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'content-type'));

@@ -29,6 +29,7 @@ export const API_TAGS = {
   'Admin: partners': 'Partners and their API keys. Admin bearer token.',
   'Admin: webhooks': "Partners' webhook endpoints, deliveries and the audit log. Admin bearer token.",
   Documentation: 'This document and its browsable reference.',
+  'Partner webhooks': 'What the service sends to your webhook endpoints (not routes of the service).',
 } as const;
 
 export type ApiTag = keyof typeof API_TAGS;
@@ -59,6 +60,8 @@ export interface RouteDoc {
   errors?: readonly string[];
   /** An example request body, as a partner would send it. */
   example?: unknown;
+  /** A public route its handler authenticates itself: the processor webhook, by the processor's signature. */
+  authentication?: 'processor-signature';
   /** CORS routes: the `OPTIONS` preflight's answer (204, answered before anything else runs). */
   preflight?: ResponseDoc;
 }

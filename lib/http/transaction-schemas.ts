@@ -43,12 +43,13 @@ const paymentFields = {
     .max(64)
     .meta({ description: "The partner the payment is for: a partner key's own partner (another is 403 API_KEY_SCOPE_FORBIDDEN); a platform key may name any", example: 'ptr_0f3k9m2p7q8r1s4t5v6w7x8y' }),
   client_id: clientIdentifier.meta({ description: "The merchant's `client_id`, as registered with `POST /clients` under that partner", example: 'merchant-001' }),
-  amount: z.number().meta({
+  // The rules the document can show are checked here too (same messages); the rest with the currency, in `withMoney`.
+  amount: z.number().positive({ error: 'amount must be greater than 0' }).meta({
     description:
       'Positive, in major units of the currency (49.99 USD), with no more decimals than the currency has (JPY 0, USD 2, KWD 3) and at most 99,999,999 minor units; written as the number it is (`1.000000000000000000001` is refused)',
     example: 49.99,
   }),
-  currency: z.string().meta({ description: 'An active ISO 4217 code, any case; stored and returned upper-case', example: 'USD' }),
+  currency: z.string().regex(/^[A-Za-z]{3}$/, { error: 'Must be an active ISO 4217 currency code' }).meta({ description: 'An active ISO 4217 code, any case; stored and returned upper-case', example: 'USD' }),
   partner_reference: partnerReference,
   meta: meta.optional().meta({
     description:

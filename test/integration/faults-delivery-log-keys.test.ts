@@ -58,7 +58,17 @@ async function newDelivery(partner: (typeof partners)[number]): Promise<WebhookD
     partnerId,
     endpointId: partner.endpointId,
     svcTxId,
-    payload: JSON.stringify({ event: 'transaction_succeeded', svc_tx_id: svcTxId, partner_id: partnerId, status: 'succeeded' }),
+    payload: JSON.stringify({
+      event: 'transaction_succeeded',
+      svc_tx_id: svcTxId,
+      partner_id: partnerId,
+      client_id: 'merchant-1',
+      partner_reference: `order-${svcTxId}`,
+      status: 'succeeded',
+      amount: 12.34,
+      currency: 'USD',
+      meta: {},
+    }),
   });
   await documentClient.send(new TransactWriteCommand({ TransactItems: [putNewDelivery(delivery)] }));
   return delivery;

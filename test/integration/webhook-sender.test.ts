@@ -12,7 +12,7 @@ import { WebhookReceiver } from '../support/webhook-receiver';
 let receiver: WebhookReceiver;
 let port: number;
 beforeAll(async () => {
-  receiver = await WebhookReceiver.start();
+  receiver = await WebhookReceiver.start({ anyBody: true });
   port = Number(new URL(receiver.url()).port);
 });
 afterAll(() => receiver.close());

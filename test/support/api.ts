@@ -52,7 +52,7 @@ export class TestApi {
     const url = `${this.baseUrl}${path}`;
     const response = await fetch(url, { method, headers: options.headers, body: options.body });
     const text = await response.text();
-    const violation = await contractViolation({ method, url: new URL(url).pathname + new URL(url).search, status: response.status, contentType: response.headers.get('content-type'), text });
+    const violation = await contractViolation({ method, url: new URL(url).pathname + new URL(url).search, status: response.status, headers: response.headers, text });
     if (violation !== undefined) throw new Error(`${method} ${path} answered ${response.status} against the documented contract: ${violation}\n${text.slice(0, 500)}`);
     return { status: response.status, headers: response.headers, body: text === '' ? undefined : parseBody(text, response.headers.get('content-type')) };
   }

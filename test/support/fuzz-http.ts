@@ -35,7 +35,7 @@ export async function send(url: string, init: { method: string; headers: Record<
   }
   const contentType = response.headers.get('content-type');
   const { pathname, search } = new URL(url);
-  const violation = await contractViolation({ method: init.method, url: pathname + search, status: response.status, contentType, text });
+  const violation = await contractViolation({ method: init.method, url: pathname + search, status: response.status, headers: response.headers, text });
   return { status: response.status, contentType, text, json, parsed, contractViolation: violation };
 }
 

@@ -1,9 +1,12 @@
 /**
  * A partner's webhook endpoint for tests: a real HTTP server on 127.0.0.1 that records every request (headers
  * and exact raw body) and answers as told, one scripted answer per request (200 once the script runs out).
+ * Every body must be the documented partner webhook (`PartnerWebhookBody`, the OpenAPI document's `webhooks`):
+ * `close()` fails the test file otherwise.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PartnerWebhookBody } from '../../lib/http/response-schemas';
 
 export interface ReceivedWebhook {
   method: string;
@@ -25,11 +28,15 @@ export class WebhookReceiver {
   private readonly script: Answer[] = [];
   private waiters: Array<{ count: number; resolve: () => void }> = [];
 
-  private constructor(private readonly server: Server) {}
+  private constructor(
+    private readonly server: Server,
+    private readonly anyBody: boolean,
+  ) {}
 
-  static async start(): Promise<WebhookReceiver> {
+  /** `anyBody`: take bodies of any shape (a test of the HTTP sender itself, not of the service's webhooks). */
+  static async start(options: { anyBody?: boolean } = {}): Promise<WebhookReceiver> {
     const server = createServer();
-    const receiver = new WebhookReceiver(server);
+    const receiver = new WebhookReceiver(server, options.anyBody === true);
     server.on('request', (request, response) => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -74,8 +81,20 @@ export class WebhookReceiver {
     for (const waiter of ready) waiter.resolve();
   }
 
-  close(): Promise<void> {
+  /** Stops listening; throws when a body received was not the documented partner webhook. */
+  async close(): Promise<void> {
     this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    if (this.anyBody) return;
+    const undocumented = this.requests.filter((request) => !PartnerWebhookBody.safeParse(parseJson(request.body)).success);
+    if (undocumented.length > 0) throw new Error(`webhook bodies not of the documented shape (PartnerWebhookBody): ${undocumented.map((request) => request.body.slice(0, 300)).join('\n')}`);
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }

@@ -52,6 +52,34 @@ describe('the OpenAPI document', () => {
     }
   }, 60_000);
 
+  it('documents what each kind of route answers: a signed mutation its key, signature, rate and idempotency refusals with their headers; a read none of those; an admin route the token\'s', () => {
+    type Responses = Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: unknown; examples?: Record<string, unknown> }> }>;
+    const responsesOf = (method: string, path: string) => (document.paths as Record<string, Record<string, { responses: Responses }>>)[path]![method]!.responses;
+    const codesOf = (responses: Responses) => Object.values(responses).flatMap((response) => Object.keys(response.content?.['application/json']?.examples ?? {})).sort();
+    const checkout = responsesOf('post', '/api/v1/transactions/checkout-intent');
+    const list = responsesOf('get', '/api/v1/transactions');
+    const admin = responsesOf('get', '/api/v1/admin/partners');
+
+    expect(codesOf(checkout)).toEqual(expect.arrayContaining(['API_KEY_MISSING', 'HMAC_INVALID', 'RATE_LIMITED', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED', 'PAYLOAD_TOO_LARGE', 'KYC_NOT_APPROVED']));
+    expect(Object.keys(checkout['429']!.headers!)).toEqual(expect.arrayContaining(['Retry-After']));
+    expect(Object.keys(checkout['409']!.headers!)).toEqual(expect.arrayContaining(['Retry-After', 'Idempotent-Replayed']));
+    expect(Object.keys(checkout['201']!.headers!)).toEqual(['x-request-id', 'Idempotent-Replayed']);
+    expect(checkout['400']!.content!['application/json']!.schema).toEqual({ anyOf: [{ $ref: '#/components/schemas/ValidationError' }, { $ref: '#/components/schemas/Error' }] });
+    expect(codesOf(list)).toEqual(expect.arrayContaining(['API_KEY_INVALID', 'VALIDATION_ERROR']));
+    expect(codesOf(list)).not.toEqual(expect.arrayContaining(['RATE_LIMITED']));
+    expect(codesOf(list).filter((code) => code.startsWith('HMAC_') || code.startsWith('IDEMPOTENCY_') || code.startsWith('ADMIN_'))).toEqual([]);
+    expect(Object.keys(list['200']!.headers!)).toEqual(['x-request-id']);
+    expect(codesOf(admin)).toEqual(expect.arrayContaining(['ADMIN_TOKEN_INVALID', 'ADMIN_FORBIDDEN']));
+    expect(codesOf(admin).filter((code) => code.startsWith('API_KEY_'))).toEqual([]);
+  });
+
+  it('documents the partner webhook the service sends, with both signatures', () => {
+    const webhook = (document.webhooks as Record<string, { post: { parameters: Array<{ name: string }>; requestBody: unknown } }>)['transaction-event']!.post;
+
+    expect(webhook.parameters.map((parameter) => parameter.name).sort()).toEqual(['webhook-id', 'webhook-signature', 'webhook-timestamp', 'x-svc-event-id', 'x-svc-signature', 'x-svc-timestamp']);
+    expect(webhook.requestBody).toEqual({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/PartnerWebhook' } } } });
+  });
+
   it('names the security each route takes: the API key (and the body signature on mutations), the admin token, or none', () => {
     const paths = document.paths as Record<string, Record<string, { security: unknown[] }>>;
 
@@ -59,6 +87,7 @@ describe('the OpenAPI document', () => {
     expect(paths['/api/v1/transactions']!.get!.security).toEqual([{ apiKey: [] }]);
     expect(paths['/api/v1/admin/partners']!.post!.security).toEqual([{ adminBearer: [] }]);
     expect(paths['/api/v1/health']!.get!.security).toEqual([]);
+    expect(paths['/api/v1/webhooks/processor']!.post!.security).toEqual([{ processorSignature: [] }]);
   });
 
   it('is what docs/openapi.json holds, and docs/api.md its Markdown rendering (run `npm run openapi` after changing a route)', () => {

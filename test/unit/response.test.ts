@@ -13,13 +13,13 @@ describe('toHttpResponse', () => {
 
     expect(response).toEqual({
       statusCode: 201,
-      headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'req-1' },
+      headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'req-1', 'x-content-type-options': 'nosniff' },
       body: '{"id":"cli_1","name":"café"}',
     });
   });
 
   it('answers a result without a body with an empty body and no content type', () => {
-    expect(toHttpResponse({ status: 204 }, 'req-1')).toEqual({ statusCode: 204, headers: { 'x-request-id': 'req-1' }, body: '' });
+    expect(toHttpResponse({ status: 204 }, 'req-1')).toEqual({ statusCode: 204, headers: { 'x-request-id': 'req-1', 'x-content-type-options': 'nosniff' }, body: '' });
   });
 
   it('passes a text result through as it is, under its own content type and headers', () => {
@@ -33,6 +33,7 @@ describe('toHttpResponse', () => {
       headers: {
         'content-type': 'text/csv; charset=utf-8',
         'x-request-id': 'req-1',
+        'x-content-type-options': 'nosniff',
         'content-disposition': 'attachment; filename="settlement-stl_1.csv"',
       },
       body: CSV,
@@ -49,7 +50,7 @@ describe('toHttpResponse', () => {
   it('lets a text result’s contentType, not a stray header, set the content type', () => {
     const response = toHttpResponse({ status: 200, text: 'a', contentType: 'text/csv; charset=utf-8', headers: { 'Content-Type': 'application/json' } }, 'req-1');
 
-    expect(response.headers).toEqual({ 'content-type': 'text/csv; charset=utf-8', 'x-request-id': 'req-1' });
+    expect(response.headers).toEqual({ 'content-type': 'text/csv; charset=utf-8', 'x-request-id': 'req-1', 'x-content-type-options': 'nosniff' });
   });
 
   it('takes a result that is JSON or text, never both, and no text without its content type (checked by tsc)', () => {

@@ -1,7 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
-import { isDelivered, retryDelayMs } from '../../lib/domain/webhooks';
+import { currencyCode } from '../../lib/domain/money';
+import type { Transaction } from '../../lib/domain/transaction';
+import { isDelivered, PARTNER_EVENTS, partnerEventBody, retryDelayMs } from '../../lib/domain/webhooks';
+import { PartnerWebhookBody } from '../../lib/http/response-schemas';
 import { generateWebhookSecret, standardSignature, svcSignature, webhookHeaders } from '../../lib/webhooks/signing';
 
 /** A fixed vector, its expected values computed outside Node (openssl dgst -sha256 -hmac / -macopt hexkey). */
@@ -103,5 +106,28 @@ describe('the retry schedule', () => {
   it('counts only a 2xx as delivered', () => {
     expect([200, 201, 204, 299].every(isDelivered)).toBe(true);
     expect([199, 301, 302, 304, 400, 500].some(isDelivered)).toBe(false);
+  });
+});
+
+describe('the partner webhook body', () => {
+  const transaction = (overrides: Partial<Transaction>) =>
+    ({ svcTxId: 'svc_tx_0f3k9m2p7q8r1s4t5v6w7x8y', partnerId: 'ptr_0f3k9m2p7q8r1s4t5v6w7x8y', clientId: 'shop-1', partnerReference: 'order-1', amountMinor: 4999, currency: 'USD', meta: null, ...overrides }) as Transaction;
+
+  it("is the documented PartnerWebhookBody (the OpenAPI document's webhooks) for every event, currency and meta", () => {
+    const cases = [
+      partnerEventBody(transaction({}), 'transaction_succeeded', 'succeeded'),
+      partnerEventBody(transaction({ amountMinor: 1500, currency: currencyCode('JPY'), meta: { cart: 'c-1', nested: { n: 1 } } }), 'transaction_refunded', 'refunded'),
+      ...PARTNER_EVENTS.map((event) => partnerEventBody(transaction({}), event, 'failed')),
+    ];
+
+    for (const body of cases) expect(PartnerWebhookBody.safeParse(JSON.parse(body)).error).toBeUndefined();
+    expect(JSON.parse(cases[0]!)).toMatchObject({ amount: 49.99, currency: 'USD', meta: {} });
+    expect(JSON.parse(cases[1]!)).toMatchObject({ amount: 1500, currency: 'JPY' });
+  });
+
+  it('is held to exactly its fields: one more is refused', () => {
+    const body = { ...JSON.parse(partnerEventBody(transaction({}), 'transaction_succeeded', 'succeeded')), fee: 1 };
+
+    expect(PartnerWebhookBody.safeParse(body).success).toBe(false);
   });
 });

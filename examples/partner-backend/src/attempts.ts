@@ -17,6 +17,11 @@ export interface CheckoutAttempt {
   statement_descriptor_suffix: string | null;
   /** Only ever moves forward ({@link isLaterStatus}). */
   status: TransactionStatus;
+  /**
+   * When the checkout was first sent (ISO 8601). The service keeps an idempotency key at least 24 hours: only
+   * within that window does sending the checkout again replay this payment rather than make a new one.
+   */
+  created_at: string;
 }
 
 export interface AttemptStore {
@@ -34,9 +39,11 @@ export interface AttemptStore {
 }
 
 /**
- * The statuses each status can still reach, following the service's moves through (docs/checkout.md: pending →
- * succeeded | failed | abandoned; failed → succeeded; succeeded → refunded | chargeback), since a partner may hear
- * of a later status before an earlier one (webhooks are not ordered).
+ * The statuses each status can still reach, following the service's moves through (docs/checkout.md: attaching an
+ * intent makes initialized → pending; then pending → succeeded | failed | abandoned; failed → succeeded; succeeded →
+ * refunded | chargeback), since a partner may hear of a later status before an earlier one (webhooks are not
+ * ordered). A copy, so that the example stands alone: its test holds it to the service's own moves
+ * (`lib/domain/transaction.ts`), so a change there fails it.
  */
 const LATER_STATUSES: Readonly<Record<TransactionStatus, readonly TransactionStatus[]>> = {
   initialized: ['pending', 'succeeded', 'failed', 'abandoned', 'refunded', 'chargeback'],

@@ -2,8 +2,9 @@
  * Runs the example backend from the environment (README.md): `node --import tsx examples/partner-backend/src/main.ts`.
  * The secrets come from the environment only, never from code or the browser.
  */
-import { ServiceClient } from './service-client';
+import { InMemoryOrders } from './orders';
 import { startPartnerBackend } from './server';
+import { ServiceClient } from './service-client';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -14,10 +15,23 @@ function required(name: string): string {
   return value;
 }
 
+/** The shop's orders, priced on the server; a real backend reads its own order table. README.md pays `order-1001`. */
+const orders = new InMemoryOrders(
+  ['1001', '1002', '1003'].map((number) => ({
+    partner_reference: `order-${number}`,
+    client_id: 'merchant-001',
+    amount: 49.99,
+    currency: 'USD',
+    email: 'buyer@example.com',
+    statement_descriptor_suffix: `ORDER ${number}`,
+  })),
+);
+
 const backend = await startPartnerBackend({
   port: Number(process.env.PORT ?? 4000),
   partnerId: required('PARTNER_ID'),
   webhookSecret: required('WEBHOOK_SECRET'),
+  orders,
   service: new ServiceClient({
     baseUrl: process.env.SERVICE_URL ?? 'http://localhost:3000/api/v1',
     apiKey: required('API_KEY'),
@@ -26,4 +40,5 @@ const backend = await startPartnerBackend({
   }),
 });
 console.log(`partner backend on ${backend.url}: POST /checkout, POST /webhooks/payments, GET /orders/{partner_reference}`);
+console.log('orders to pay (merchant-001, 49.99 USD each): order-1001, order-1002, order-1003');
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void backend.close().then(() => process.exit(0)));

@@ -76,8 +76,9 @@ export interface AttachIntentRequest {
 
 export interface AttachedIntent extends Replayable {
   svc_tx_id: string;
+  /** `pending`; attaching the same intent again answers the transaction's status now. */
   status: TransactionStatus;
-  processor_payment_intent_id: string | null;
+  processor_payment_intent_id: string;
 }
 
 /** The spec's Transaction: camelCase, money in major units, fee fields null until the payment succeeds. */
@@ -144,6 +145,11 @@ export class ServiceApiError extends Error {
   ) {
     super(message);
   }
+}
+
+/** No answer from the service (refused, reset or timed out) on every try: whether the request ran is unknown. */
+export class ServiceUnreachableError extends Error {
+  override readonly name = 'ServiceUnreachableError';
 }
 
 /** The keys must be 1-255 printable ASCII characters (docs/authentication.md). */
@@ -248,7 +254,7 @@ export class ServiceClient {
         response = await fetch(`${this.options.baseUrl}${path}`, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
       } catch (noAnswer) {
         // Refused, reset or timed out: the request may or may not have run, and its idempotency key makes sending it again safe.
-        if (attempt >= this.maxAttempts) throw noAnswer;
+        if (attempt >= this.maxAttempts) throw new ServiceUnreachableError(`No answer from the service to ${method} ${path}`, { cause: noAnswer });
         await this.pause({ path, attempt, code: (noAnswer as Error).name });
         continue;
       }

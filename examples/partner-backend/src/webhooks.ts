@@ -1,20 +1,21 @@
 /**
- * Receiving the service's payment webhooks (docs/webhooks.md): verify, then process each event once, by the
- * payment it names, then reconcile with the service.
+ * Receiving the service's payment webhooks (docs/webhooks.md): verify, store, answer; reconcile afterwards.
  *
  * - Verify the Standard Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`) over the raw
  *   body as received, before parsing it, with the `standardwebhooks` package; it also refuses a timestamp more
- *   than 5 minutes off, so a captured request cannot be replayed later.
- * - Delivery is at least once and unordered: an event id already processed is acknowledged and nothing more; a
- *   status is applied to the attempt of its `svc_tx_id` only if it is later than the one known.
- * - The webhook is a prompt, not the truth: the status is then read from the service (`GET
- *   /transactions/{svc_tx_id}`), and only once that read succeeded is the event id recorded. If the read fails
- *   the receiver answers 503 and the service retries the delivery.
+ *   than 5 minutes off (either way), so a captured request cannot be replayed later. (Why not `X-Svc-Signature`:
+ *   README.md, "Which signature".)
+ * - Store the verified event, idempotently: delivery is at least once and unordered, so an event id already
+ *   processed is acknowledged and nothing more, and a status is applied to the attempt of its `svc_tx_id` only if
+ *   it is later than the one known. Then the event id is recorded.
+ * - That is all {@link PaymentWebhooks.receive} does before the answer: local writes only, so the 2xx goes back
+ *   well within the service's 10 s. The webhook is a prompt, not the truth: the server reconciles the attempt
+ *   with the service (reconciliation.ts) after answering.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { AttemptStore, CheckoutAttempt } from './attempts';
-import type { ServiceClient, TransactionStatus } from './service-client';
+import type { TransactionStatus } from './service-client';
 
 /** The body of every partner webhook (docs/webhooks.md, "The request"). */
 export interface PaymentWebhook {
@@ -49,12 +50,13 @@ export class InMemoryProcessedEvents implements ProcessedEvents {
 }
 
 export type WebhookOutcome =
-  /** Not signed by the service with this endpoint's secret, or too old: answer 400. */
+  /** Not signed by the service with this endpoint's secret, or its timestamp more than 300 s off: answer 400. */
   | { outcome: 'refused' }
   /** An event id processed before: answer 2xx, do nothing. */
   | { outcome: 'duplicate' }
   /** A payment this backend has no attempt for: answer 2xx (a retry would not change that). */
   | { outcome: 'unknown_transaction' }
+  /** Stored: answer 2xx, then reconcile `attempt` with the service. */
   | { outcome: 'processed'; attempt: CheckoutAttempt };
 
 export interface PaymentWebhooksDeps {
@@ -62,13 +64,6 @@ export interface PaymentWebhooksDeps {
   secret: string;
   attempts: AttemptStore;
   processedEvents: ProcessedEvents;
-  service: Pick<ServiceClient, 'getTransaction'>;
-}
-
-/** Reads the payment's status from the service and moves the attempt to it (forward only). */
-export async function reconcile(deps: Pick<PaymentWebhooksDeps, 'attempts' | 'service'>, attempt: CheckoutAttempt): Promise<CheckoutAttempt> {
-  const transaction = await deps.service.getTransaction(attempt.svc_tx_id);
-  return deps.attempts.advanceStatus(attempt.partner_reference, transaction.status);
 }
 
 /** Node gives a header as a string, an array (repeated) or nothing; the verifier takes strings. */
@@ -95,7 +90,11 @@ export class PaymentWebhooks {
     return { eventId: signed['webhook-id'], event };
   }
 
-  /** Verifies and processes one delivery; throws when the service cannot be read (answer 503: it will retry). */
+  /**
+   * Verifies and stores one delivery, without calling the service: the caller answers at once, then reconciles a
+   * `processed` attempt. Throws only when the stores fail (answer 5xx: the service delivers again, and the event
+   * id, recorded last, is not yet marked processed).
+   */
   async receive(rawBody: string, headers: IncomingHttpHeaders): Promise<WebhookOutcome> {
     let verified: { eventId: string; event: PaymentWebhook };
     try {
@@ -107,9 +106,8 @@ export class PaymentWebhooks {
     if (await this.deps.processedEvents.has(verified.eventId)) return { outcome: 'duplicate' };
     const attempt = await this.deps.attempts.findBySvcTxId(verified.event.svc_tx_id);
     if (attempt === undefined) return { outcome: 'unknown_transaction' };
-    await this.deps.attempts.advanceStatus(attempt.partner_reference, verified.event.status);
-    const reconciled = await reconcile(this.deps, attempt);
+    const stored = await this.deps.attempts.advanceStatus(attempt.partner_reference, verified.event.status);
     await this.deps.processedEvents.add(verified.eventId);
-    return { outcome: 'processed', attempt: reconciled };
+    return { outcome: 'processed', attempt: stored };
   }
 }
