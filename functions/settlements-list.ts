@@ -2,9 +2,9 @@
 import { settlementDeps } from '../lib/adapters/settlement';
 import { httpRoute } from '../lib/http/chain';
 import { presentBatch, presentPage } from '../lib/http/presenters';
-import { pageOf, SettlementBatch } from '../lib/http/response-schemas';
+import { SettlementBatchPage } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
-import { SettlementListQuery } from '../lib/http/settlement-schemas';
+import { SettlementListQuery, toBatchFilters } from '../lib/http/settlement-schemas';
 import { listBatchesFor } from '../lib/use-cases/settlements';
 
 const doc: RouteDoc = {
@@ -16,19 +16,13 @@ const doc: RouteDoc = {
     'null until the batch is paid (the rail is A for GBP, EUR and USD, B for every other currency).',
   tag: 'Settlements',
   responses: {
-    200: { description: 'One page of settlement batches, newest first', schema: pageOf(SettlementBatch, 'SettlementBatchPage') },
+    200: { description: 'One page of settlement batches, newest first', schema: SettlementBatchPage },
   },
   // The API key step's: a partner key whose partner no longer exists (not among the chain codes the generator adds).
   errors: ['PARTNER_NOT_FOUND'],
 };
 
 export const handler = httpRoute({ access: 'partner-read', query: SettlementListQuery, doc }, async ({ caller, query }) => {
-  const page = await listBatchesFor(
-    settlementDeps,
-    caller,
-    query.partner_id,
-    { status: query.status, clientId: query.client_id },
-    { limit: query.limit, cursor: query.cursor },
-  );
+  const page = await listBatchesFor(settlementDeps, caller, query.partner_id, toBatchFilters(query), { limit: query.limit, cursor: query.cursor });
   return { status: 200, body: presentPage(page, presentBatch) };
 });

@@ -3,7 +3,7 @@ import { settlementDeps } from '../lib/adapters/settlement';
 import { httpRoute } from '../lib/http/chain';
 import { presentBatch } from '../lib/http/presenters';
 import { SettlementBatch } from '../lib/http/response-schemas';
-import { PAYMENT_GATE_ERRORS, type RouteDoc } from '../lib/http/route-doc';
+import { PAY_BATCH_ERRORS, type RouteDoc } from '../lib/http/route-doc';
 import { SettlementPayBody } from '../lib/http/settlement-schemas';
 import { payBatch } from '../lib/use-cases/settlements';
 
@@ -23,7 +23,7 @@ const doc: RouteDoc = {
   responses: {
     200: { description: 'The batch, `sent`', schema: SettlementBatch },
   },
-  errors: ['BATCH_NOT_FOUND', 'BATCH_ALREADY_PAID', 'BATCH_PAYOUT_IN_PROGRESS', ...PAYMENT_GATE_ERRORS, 'PAYOUT_FAILED'],
+  errors: PAY_BATCH_ERRORS,
   example: { settlement_batch_id: '3f0c9d62-8a1e-4b7f-9c2d-5e6a7b8c9d0e' },
 };
 

@@ -3,9 +3,9 @@
  * GET /settlements (another partner's batch is 404 BATCH_NOT_FOUND).
  */
 import { settlementDeps } from '../lib/adapters/settlement';
-import { batchReportContentDisposition, batchReportCsv, SETTLEMENT_REPORT_CONTENT_TYPE } from '../lib/domain/settlement-report';
-import * as z from 'zod';
 import { httpRoute } from '../lib/http/chain';
+import { presentBatchReport } from '../lib/http/presenters';
+import { SETTLEMENT_REPORT_RESPONSE } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
 import { SettlementParams } from '../lib/http/settlement-schemas';
 import { getBatchFor } from '../lib/use-cases/settlements';
@@ -21,29 +21,12 @@ const doc: RouteDoc = {
     "comparing them with the API. Same access as `GET /settlements`: another partner's batch is 404 BATCH_NOT_FOUND.",
   tag: 'Settlements',
   responses: {
-    200: {
-      description: 'The report',
-      contentType: 'text/csv',
-      schema: z.string().meta({
-        description: 'RFC 4180 CSV, UTF-8',
-        example:
-          'type,svc_tx_id,partner_reference,created_at,currency,gross,processor_fee,platform_fee,net\r\n' +
-          'transaction,svc_tx_0f3k9m2p7q8r1s4t5v6w7x8y,order-1001,2026-11-22T10:15:00.000Z,USD,49.99,1.45,1.50,47.04\r\n' +
-          'total,,,,USD,49.99,1.45,1.50,47.04\r\n',
-      }),
-      headers: { 'content-disposition': '`attachment; filename="settlement-<id>.csv"`' },
-    },
+    200: SETTLEMENT_REPORT_RESPONSE,
   },
   // PARTNER_NOT_FOUND: the API key step's, a partner key whose partner no longer exists (not among the chain codes the generator adds).
   errors: ['PARTNER_NOT_FOUND', 'BATCH_NOT_FOUND'],
 };
 
-export const handler = httpRoute({ access: 'partner-read', params: SettlementParams, doc }, async ({ caller, params }) => {
-  const batch = await getBatchFor(settlementDeps, caller, params.id);
-  return {
-    status: 200,
-    text: batchReportCsv(batch),
-    contentType: SETTLEMENT_REPORT_CONTENT_TYPE,
-    headers: { 'content-disposition': batchReportContentDisposition(batch) },
-  };
-});
+export const handler = httpRoute({ access: 'partner-read', params: SettlementParams, doc }, async ({ caller, params }) =>
+  presentBatchReport(await getBatchFor(settlementDeps, caller, params.id)),
+);

@@ -2,11 +2,11 @@
 import { settlementDeps } from '../lib/adapters/settlement';
 import { httpRoute } from '../lib/http/chain';
 import { MAX_BODY_BYTES } from '../lib/http/json-limits';
-import { presentBatch } from '../lib/http/presenters';
+import { presentSettlementRun } from '../lib/http/presenters';
 import { SettlementRun } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
-import { SettlementRunQuery } from '../lib/http/settlement-schemas';
-import { runScopeFor, runSettlement } from '../lib/use-cases/settlements';
+import { SettlementRunQuery, toRunScope } from '../lib/http/settlement-schemas';
+import { runSettlementFor } from '../lib/use-cases/settlements';
 
 const doc: RouteDoc = {
   summary: 'Run settlement: batch the eligible transactions',
@@ -23,13 +23,12 @@ const doc: RouteDoc = {
   responses: {
     200: { description: 'The batches this run created (none when nothing was eligible)', schema: SettlementRun },
   },
-  // PARTNER_NOT_FOUND: a platform key's unknown `partner_id` (runScopeFor), or the API key step's (a partner key whose partner no longer exists).
+  // PARTNER_NOT_FOUND: a platform key's unknown `partner_id` (runSettlementFor), or the API key step's (a partner key whose partner no longer exists).
   errors: ['PARTNER_NOT_FOUND'],
 };
 
 // No body is read (the spec: "Body: none"); one over the usual limit is refused (413) rather than taken in.
-export const handler = httpRoute({ access: 'partner-read', query: SettlementRunQuery, maxBodyBytes: MAX_BODY_BYTES, doc }, async ({ caller, query }) => {
-  const scope = await runScopeFor(settlementDeps, caller, { partnerId: query.partner_id, clientId: query.client_id });
-  const batches = await runSettlement(settlementDeps, scope);
-  return { status: 200, body: { created_batches: batches.length, batches: batches.map(presentBatch) } };
-});
+export const handler = httpRoute({ access: 'partner-read', query: SettlementRunQuery, maxBodyBytes: MAX_BODY_BYTES, doc }, async ({ caller, query }) => ({
+  status: 200,
+  body: presentSettlementRun(await runSettlementFor(settlementDeps, caller, toRunScope(query))),
+}));

@@ -1,9 +1,9 @@
 /** GET /api/v1/transactions: newest first, paged and filtered (decisions.md §9); a partner key sees its own. */
 import { httpRoute } from '../lib/http/chain';
 import { presentPage, presentTransaction } from '../lib/http/presenters';
-import { pageOf, Transaction } from '../lib/http/response-schemas';
+import { TransactionPage } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
-import { TransactionListQuery } from '../lib/http/transaction-schemas';
+import { toTransactionFilters, TransactionListQuery } from '../lib/http/transaction-schemas';
 import { transactionStoreDeps } from '../lib/adapters/transaction-store';
 import { listTransactionsFor } from '../lib/use-cases/transactions';
 
@@ -16,24 +16,12 @@ const doc: RouteDoc = {
     '`partner_id`.',
   tag: 'Transactions',
   responses: {
-    200: { description: 'One page of transactions, newest first', schema: pageOf(Transaction, 'TransactionPage') },
+    200: { description: 'One page of transactions, newest first', schema: TransactionPage },
   },
   errors: ['PARTNER_NOT_FOUND'],
 };
 
 export const handler = httpRoute({ access: 'partner-read', query: TransactionListQuery, doc }, async ({ caller, query }) => {
-  const page = await listTransactionsFor(
-    transactionStoreDeps,
-    caller,
-    query.partner_id,
-    {
-      status: query.status,
-      clientId: query.client_id,
-      partnerReference: query.partner_reference,
-      createdFrom: query.created_from,
-      createdTo: query.created_to,
-    },
-    { limit: query.limit, cursor: query.cursor },
-  );
+  const page = await listTransactionsFor(transactionStoreDeps, caller, query.partner_id, toTransactionFilters(query), { limit: query.limit, cursor: query.cursor });
   return { status: 200, body: presentPage(page, presentTransaction) };
 });

@@ -77,6 +77,7 @@ const declaredRoutes: readonly RouteDefinition[] = [
     access: { table: 'items', kms: ['encrypt'] },
   },
   { name: 'admin-api-keys-create', method: 'POST', path: `${API_PREFIX}/admin/api-keys`, access: { table: 'items', kms: ['encrypt'] } },
+  { name: 'admin-partner-api-keys-list', method: 'GET', path: `${API_PREFIX}/admin/partners/{partner_id}/api-keys`, access: list },
   { name: 'admin-api-keys-delete', method: 'DELETE', path: `${API_PREFIX}/admin/api-keys/{key_id}`, access: readWrite },
 
   { name: 'clients-create', method: 'POST', path: `${API_PREFIX}/clients`, access: partnerMutation },
@@ -123,6 +124,20 @@ const declaredRoutes: readonly RouteDefinition[] = [
   { name: 'settlements-list', method: 'GET', path: `${API_PREFIX}/settlements`, access: list },
   { name: 'settlements-pay', method: 'POST', path: `${API_PREFIX}/settlements/pay`, access: { table: 'items', railKeys: true } },
   { name: 'settlements-report', method: 'GET', path: `${API_PREFIX}/settlements/{id}/report.csv`, access: read },
+
+  // The admin console's view of every partner (issue 13): the partner routes' use cases for an admin caller. An admin's run
+  // and pay also write their audit events (a put; a pay's in the claim's transaction).
+  { name: 'admin-transactions-list', method: 'GET', path: `${API_PREFIX}/admin/transactions`, access: list },
+  { name: 'admin-transactions-get', method: 'GET', path: `${API_PREFIX}/admin/transactions/{svc_tx_id}`, access: read },
+  { name: 'admin-settlements-list', method: 'GET', path: `${API_PREFIX}/admin/settlements`, access: list },
+  { name: 'admin-settlements-run', method: 'POST', path: `${API_PREFIX}/admin/settlements/run`, access: { table: 'items' } },
+  {
+    name: 'admin-settlements-pay',
+    method: 'POST',
+    path: `${API_PREFIX}/admin/settlements/{settlement_batch_id}/pay`,
+    access: { table: 'items', railKeys: true },
+  },
+  { name: 'admin-settlements-report', method: 'GET', path: `${API_PREFIX}/admin/settlements/{settlement_batch_id}/report.csv`, access: read },
 
   { name: 'branding-packet', method: 'GET', path: `${API_PREFIX}/branding/packet`, access: { table: 'read', processorKeys: true } },
 

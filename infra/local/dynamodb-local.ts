@@ -145,8 +145,12 @@ async function stopLeftBehind(pidFile: string, port: number): Promise<void> {
   process.kill(pid, 'SIGTERM');
   for (let waited = 0; isRunning(pid) && waited < 5_000; waited += 100) await new Promise((done) => setTimeout(done, 100));
   if (isRunning(pid)) process.kill(pid, 'SIGKILL');
-  for (let waited = 0; isRunning(pid) && waited < 5_000; waited += 100) await new Promise((done) => setTimeout(done, 100));
+  // Until the port is free too (a JVM slow to die on a busy machine): the port check that follows would refuse it.
+  for (let waited = 0; (isRunning(pid) || !(await isPortFree(port))) && waited < 10_000; waited += 100) await new Promise((done) => setTimeout(done, 100));
 }
+
+/** Whether nothing listens on the port (this process can bind it). */
+const isPortFree = (port: number) => assertPortFree(port).then(() => true, () => false);
 
 /**
  * Whether a process runs: there (perhaps another user's), and not a zombie, which is what a node killed outright
@@ -197,7 +201,9 @@ async function waitUntilReady(endpoint: string, exited: Promise<number | null>, 
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     maxAttempts: 1,
   });
-  const exitedEarly = exited.then((code) => new Error(`DynamoDB Local exited (code ${code}) before it was ready on ${endpoint}`));
+  const exitedEarly = exited.then(
+    (code) => new Error(`DynamoDB Local ${code === null ? 'was killed by a signal' : `exited with code ${code}`} before it was ready on ${endpoint}`),
+  );
   const deadline = Date.now() + timeoutMs;
   try {
     while (Date.now() < deadline) {

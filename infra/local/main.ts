@@ -68,7 +68,7 @@ async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => stop(0, () => console.log(`\n${signal} received: stopping (requests already running are answered first)...`)));
   }
-  void runtime.failed.then((error) => stop(1, () => console.error(`${error.message}\nStopping the service.`)));
+  void runtime.failed.then((error) => stop(1, () => console.error(`${error.message}\nStopping the service. Start it again with \`npm start\`.`)));
 
   console.log(
     [

@@ -1,6 +1,7 @@
-/** Settlement: the settlement store, the payout rails (HTTP; locally the sandbox rails), the cutoff of decisions.md §1. */
+/** Settlement: the settlement store, the audit log, the payout rails (HTTP; locally the sandbox rails), the cutoff of decisions.md §1. */
 import { config } from '../config';
 import { rails } from '../payouts';
+import * as audit from '../store/audit-events';
 import * as partners from '../store/partners';
 import * as payees from '../store/payees';
 import * as settlements from '../store/settlements';
@@ -10,6 +11,7 @@ export const settlementDeps: SettlementDeps = {
   settlements,
   partners,
   payees,
+  audit,
   rails,
   cutoff: config.SETTLEMENT_CUTOFF,
   now: () => new Date(),

@@ -45,4 +45,6 @@ export const newId = {
   partnerEvent: () => `evt_${randomBase32()}`,
   webhookDelivery: () => `dlv_${randomBase32()}`,
   auditEvent: () => `aud_${randomBase32()}`,
+  /** An admin's settlement run, as its audit event names it (a run is no stored record of its own). */
+  settlementRun: () => `run_${randomBase32()}`,
 } as const;

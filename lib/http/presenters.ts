@@ -3,9 +3,12 @@ import { type CurrencyCode, toMajorUnits } from '../domain/money';
 import { type Client, FLAT_FEE_CURRENCY, type Partner } from '../domain/partner';
 import type { SettlementBatch } from '../domain/settlement';
 import type { Transaction } from '../domain/transaction';
+import { batchReportContentDisposition, batchReportCsv, SETTLEMENT_REPORT_CONTENT_TYPE } from '../domain/settlement-report';
+import type { ApiKeySummary } from '../store/api-keys';
 import type { Page } from '../store/paging';
 import type { IssuedApiKey } from '../use-cases/partners';
 import type { CheckoutResult } from '../use-cases/transactions';
+import type { HttpResult } from './types';
 
 /** Branding as the widget shows it: the partner's name stands in for an unset display name. */
 export const presentBranding = (partner: Partner) => ({
@@ -44,6 +47,14 @@ export const presentIssuedApiKey = (issued: IssuedApiKey) => ({
   hmac_secret: issued.hmacSecret,
   scope: issued.scope,
   ...(issued.partnerId === undefined ? {} : { partner_id: issued.partnerId }),
+});
+
+/** A key as the admin lists it: never its hash or secret. */
+export const presentApiKey = (key: ApiKeySummary) => ({
+  key_id: key.keyId,
+  scope: key.scope,
+  ...(key.partnerId === undefined ? {} : { partner_id: key.partnerId }),
+  created_at: key.createdAt,
 });
 
 /** `{ items, next_cursor }` (decisions.md §9). */
@@ -126,3 +137,14 @@ export const presentBatch = (batch: SettlementBatch) => {
     updatedAt: batch.updatedAt,
   };
 };
+
+/** The answer of a settlement run (`POST /settlements/run`, `POST /admin/settlements/run`). */
+export const presentSettlementRun = (batches: SettlementBatch[]) => ({ created_batches: batches.length, batches: batches.map(presentBatch) });
+
+/** A batch's reconciliation report as the answer that downloads it (decisions.md §7). */
+export const presentBatchReport = (batch: SettlementBatch): HttpResult => ({
+  status: 200,
+  text: batchReportCsv(batch),
+  contentType: SETTLEMENT_REPORT_CONTENT_TYPE,
+  headers: { 'content-disposition': batchReportContentDisposition(batch) },
+});

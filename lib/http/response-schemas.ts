@@ -10,6 +10,7 @@ import { CLIENT_STATUSES, KYC_STATUSES, PARTNER_STATUSES } from '../domain/partn
 import { BATCH_STATUSES } from '../domain/settlement';
 import { SETTLEMENT_STATUSES, TRANSACTION_STATUSES } from '../domain/transaction';
 import { DELIVERY_STATUSES, PARTNER_EVENTS } from '../domain/webhooks';
+import type { ResponseDoc } from './route-doc';
 
 const instant = z.iso.datetime({ offset: true }).meta({ description: 'ISO 8601 timestamp (UTC)', example: '2026-11-23T19:04:08.123Z' });
 const money = (description: string) => z.number().meta({ description: `${description}, in major units of the currency (2 decimals for USD, none for JPY)` });
@@ -105,6 +106,15 @@ export const IssuedApiKey = z
   })
   .meta({ id: 'IssuedApiKey' });
 
+export const ApiKey = z
+  .strictObject({
+    key_id: z.string().meta({ description: 'Revoke the key with `DELETE /admin/api-keys/{key_id}`', example: 'key_cqvf2a9h0pvbj1bjpspahxfp' }),
+    scope: z.enum(['partner', 'platform']),
+    partner_id: z.string().optional().meta({ description: 'Partner-scoped keys only' }),
+    created_at: instant,
+  })
+  .meta({ id: 'ApiKey', description: 'An API key as issued, without the key or its HMAC secret (shown only when issued). A revoked key is gone' });
+
 export const Transaction = z
   .strictObject({
     id: z.string(),
@@ -132,6 +142,8 @@ export const Transaction = z
     updatedAt: instant,
   })
   .meta({ id: 'Transaction', description: 'Fee fields are null until the payment succeeds' });
+
+export const TransactionPage = pageOf(Transaction, 'TransactionPage');
 
 const checkoutFields = {
   svc_tx_id: svcTxId,
@@ -190,6 +202,8 @@ export const SettlementBatch = z
   })
   .meta({ id: 'SettlementBatch' });
 
+export const SettlementBatchPage = pageOf(SettlementBatch, 'SettlementBatchPage');
+
 export const SettlementRun = z
   .strictObject({ created_batches: z.number().int(), batches: z.array(SettlementBatch) })
   .meta({ id: 'SettlementRun' });
@@ -228,7 +242,7 @@ export const AuditEvent = z
   .strictObject({
     id: z.string(),
     type: z.enum(AUDIT_EVENT_TYPES),
-    partner_id: z.string(),
+    partner_id: z.string().nullable().meta({ description: 'The partner it concerns; null for a settlement run over every partner' }),
     resource_type: z.string(),
     resource_id: z.string(),
     details: jsonObject,
@@ -271,3 +285,17 @@ export const PartnerWebhookBody = z
     meta: jsonObject.meta({ description: 'The `meta` given at checkout, exactly (an empty object when none was given)' }),
   })
   .meta({ id: 'PartnerWebhook' });
+
+/** The reconciliation report's answer (`GET /settlements/{id}/report.csv` and the admin route): RFC 4180 CSV. */
+export const SETTLEMENT_REPORT_RESPONSE: ResponseDoc = {
+  description: 'The report',
+  contentType: 'text/csv',
+  schema: z.string().meta({
+    description: 'RFC 4180 CSV, UTF-8',
+    example:
+      'type,svc_tx_id,partner_reference,created_at,currency,gross,processor_fee,platform_fee,net\r\n' +
+      'transaction,svc_tx_0f3k9m2p7q8r1s4t5v6w7x8y,order-1001,2026-11-22T10:15:00.000Z,USD,49.99,1.45,1.50,47.04\r\n' +
+      'total,,,,USD,49.99,1.45,1.50,47.04\r\n',
+  }),
+  headers: { 'content-disposition': '`attachment; filename="settlement-<id>.csv"`' },
+};

@@ -9,6 +9,9 @@ import type * as z from 'zod';
 /** The payment gate's refusals (decisions.md §5): partner found, active, KYC approved; client found, active. */
 export const PAYMENT_GATE_ERRORS = ['PARTNER_NOT_FOUND', 'PARTNER_NOT_ACTIVE', 'KYC_NOT_APPROVED', 'CLIENT_NOT_FOUND', 'CLIENT_NOT_ACTIVE'] as const;
 
+/** A payout's errors (`POST /settlements/pay` and the admin route): the batch, its state, the payment gate, the rail. */
+export const PAY_BATCH_ERRORS = ['BATCH_NOT_FOUND', 'BATCH_ALREADY_PAID', 'BATCH_PAYOUT_IN_PROGRESS', ...PAYMENT_GATE_ERRORS, 'PAYOUT_FAILED'] as const;
+
 /** A checkout's errors (checkout-intent and -v2): the payment gate, the processor's keys and calls, a lost intent. */
 export const CHECKOUT_ERRORS = [
   ...PAYMENT_GATE_ERRORS,
@@ -28,6 +31,8 @@ export const API_TAGS = {
   'Processor webhook': "The card processor's events (Stripe's format), verified by their signature.",
   'Admin: partners': 'Partners and their API keys. Admin bearer token.',
   'Admin: webhooks': "Partners' webhook endpoints, deliveries and the audit log. Admin bearer token.",
+  'Admin: transactions & settlements':
+    "Every partner's transactions and settlement batches: search, settlement runs, payouts and reports, as the partner routes do them for a platform key. Admin bearer token.",
   Documentation: 'This document and its browsable reference.',
   'Partner webhooks': 'What the service sends to your webhook endpoints (not routes of the service).',
 } as const;

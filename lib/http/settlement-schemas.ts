@@ -1,6 +1,8 @@
 /** Request schemas of the settlement routes (interface-spec.md; decisions.md §7, §9). */
 import * as z from 'zod';
 import { BATCH_STATUSES } from '../domain/settlement';
+import type { BatchFilters } from '../store/settlements';
+import type { RunScope } from '../use-cases/settlements';
 import { PageQuery } from './schemas';
 
 const partnerId = z.string().min(1).max(64);
@@ -42,4 +44,25 @@ export const SettlementPayBody = z.strictObject({
 
 export const SettlementParams = z.object({
   id: batchId.meta({ description: "The batch's `id`; one that names no batch the key may see is 404 BATCH_NOT_FOUND", example: BATCH_ID_EXAMPLE }),
+});
+
+/** A run query's scope as the use case names it (`POST /settlements/run` and `POST /admin/settlements/run`). */
+export const toRunScope = (query: z.output<typeof SettlementRunQuery>): RunScope => ({ partnerId: query.partner_id, clientId: query.client_id });
+
+/** A list query's filters as the store names them (`GET /settlements` and `GET /admin/settlements`). */
+export const toBatchFilters = (query: z.output<typeof SettlementListQuery>): BatchFilters => ({ status: query.status, clientId: query.client_id });
+
+/** `POST /admin/settlements/run`: the partner route's query, for an admin (who may name any partner). */
+export const AdminSettlementRunQuery = SettlementRunQuery.extend({
+  partner_id: partnerId.optional().meta({ description: 'Settle this partner only (else every partner); an unknown one is 404 PARTNER_NOT_FOUND', example: PARTNER_ID_EXAMPLE }),
+});
+
+/** `GET /admin/settlements`: the partner route's query, for an admin (who may name any partner). */
+export const AdminSettlementListQuery = SettlementListQuery.extend({
+  partner_id: partnerId.optional().meta({ description: "Only this partner's batches (else every partner's)", example: PARTNER_ID_EXAMPLE }),
+});
+
+/** The admin routes' batch in the path: `/admin/settlements/{settlement_batch_id}/…`. */
+export const AdminSettlementParams = z.object({
+  settlement_batch_id: batchId.meta({ description: "The batch's `id` (from `GET /admin/settlements` or a run); one that names no batch is 404 BATCH_NOT_FOUND", example: BATCH_ID_EXAMPLE }),
 });

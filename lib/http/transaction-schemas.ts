@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { normalizeCurrency, parseAmount } from '../domain/money';
 import { TRANSACTION_STATUSES } from '../domain/transaction';
 import { PAYMENT_INTENT_ID } from '../processor/port';
+import type { TransactionFilters } from '../store/transactions';
 import type { NewCheckout } from '../use-cases/transactions';
 import { exceededLimit, isJsonObject, type JsonObject } from './json-limits';
 import { clientIdentifier, instant, PageQuery, text } from './schemas';
@@ -130,7 +131,8 @@ export const AttachIntentBody = z.strictObject({
     }),
 });
 
-export const TransactionListQuery = PageQuery.extend({
+/** The filters of a transaction list, shared by `GET /transactions` and the admin search. */
+const listFilters = {
   status: z.enum(TRANSACTION_STATUSES).optional().meta({ description: 'Only transactions in this status', example: 'succeeded' }),
   client_id: z.string().min(1).max(128).optional().meta({ description: "Only this merchant's transactions (its `client_id`)", example: 'merchant-001' }),
   partner_reference: z.string().min(1).max(255).optional().meta({ description: 'Only transactions with this `partner_reference` (exact match)', example: 'order-8841' }),
@@ -148,9 +150,42 @@ export const TransactionListQuery = PageQuery.extend({
     description: 'Only transactions created at or before this instant (inclusive; not before `created_from`): an ISO 8601 date (its 00:00 UTC) or date-time with `Z` or an offset',
     example: '2026-11-30T23:59:59Z',
   }),
-}).refine((query) => query.created_from === undefined || query.created_to === undefined || query.created_from <= query.created_to, {
-  path: ['created_to'],
-  message: 'Must not be before created_from',
+};
+
+/** `created_to` not before `created_from`. */
+const withCreatedRangeInOrder = <S extends z.ZodObject>(schema: S) =>
+  schema.refine(
+    (query) => {
+      const { created_from: from, created_to: to } = query as { created_from?: string; created_to?: string };
+      return from === undefined || to === undefined || from <= to;
+    },
+    { path: ['created_to'], message: 'Must not be before created_from' },
+  );
+
+export const TransactionListQuery = withCreatedRangeInOrder(PageQuery.extend(listFilters));
+
+/** `GET /admin/transactions`: the same filters over every partner, and one transaction by its `svc_tx_id`. */
+export const AdminTransactionListQuery = withCreatedRangeInOrder(
+  PageQuery.extend({
+    ...listFilters,
+    partner_id: listFilters.partner_id.meta({ description: "Only this partner's transactions (else every partner's)", example: 'ptr_0f3k9m2p7q8r1s4t5v6w7x8y' }),
+    svc_tx_id: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .meta({ description: 'Only the transaction with this `svc_tx_id` (exact; at most one item, which the other filters still apply to)', example: 'svc_tx_0f3k9m2p7q8r1s4t5v6w7x8y' }),
+  }),
+);
+
+/** A list query's filters as the store names them. */
+export const toTransactionFilters = (query: z.output<typeof AdminTransactionListQuery> | z.output<typeof TransactionListQuery>): TransactionFilters => ({
+  status: query.status,
+  clientId: query.client_id,
+  partnerReference: query.partner_reference,
+  createdFrom: query.created_from,
+  createdTo: query.created_to,
+  svcTxId: 'svc_tx_id' in query ? query.svc_tx_id : undefined,
 });
 
 export const TransactionParams = z.object({

@@ -1,4 +1,7 @@
-/** API keys: found by the SHA-256 of the key; the HMAC secret stored sealed (envelope-encrypted). */
+/**
+ * API keys: found by the SHA-256 of the key; the HMAC secret stored sealed (envelope-encrypted). A partner's keys
+ * are also listed per partner (gsi1 `APIKEYS#<partner_id>`), without their hash or secret.
+ */
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { KeyScope } from '../auth/credentials';
 import { errors } from '../domain/errors';
@@ -6,6 +9,7 @@ import type { SealedSecret } from '../secrets/secret-box';
 import { failedConditions, isConditionFailure } from './conditions';
 import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
+import { type Page, queryPage } from './paging';
 
 export interface StoredApiKey {
   keyId: string;
@@ -16,6 +20,11 @@ export interface StoredApiKey {
   hmacSecret: SealedSecret;
   createdAt: string;
 }
+
+/** What may be shown of a key once issued: never its hash or its secret. */
+export type ApiKeySummary = Pick<StoredApiKey, 'keyId' | 'scope' | 'partnerId' | 'createdAt'>;
+
+const summaryOf = ({ keyId, scope, partnerId, createdAt }: StoredApiKey): ApiKeySummary => ({ keyId, scope, partnerId, createdAt });
 
 export const toApiKey = (item: Record<string, unknown>): StoredApiKey => ({
   keyId: item.keyId as string,
@@ -35,7 +44,12 @@ export async function createApiKey(apiKey: StoredApiKey): Promise<void> {
     {
       Put: {
         TableName: tableName,
-        Item: { ...keys.apiKey(apiKey.keyHash), entity: 'apiKey', ...apiKey },
+        Item: {
+          ...keys.apiKey(apiKey.keyHash),
+          ...(apiKey.partnerId === undefined ? {} : keys.apiKeyIndex(apiKey.partnerId, apiKey.keyId, apiKey.createdAt)),
+          entity: 'apiKey',
+          ...apiKey,
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -64,6 +78,19 @@ export async function findApiKey(keyHash: string): Promise<StoredApiKey | undefi
     new GetCommand({ TableName: tableName, Key: keys.apiKey(keyHash), ConsistentRead: true }),
   );
   return Item === undefined ? undefined : toApiKey(Item);
+}
+
+/**
+ * A partner's keys, newest first, paged. A revoked key is deleted, so it is not listed. Keys issued before the
+ * index existed carry no gsi1 keys and are not listed until backfilled.
+ */
+export function listPartnerApiKeys(partnerId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<ApiKeySummary>> {
+  return queryPage({
+    index: 'gsi1',
+    partition: keys.apiKeysOf(partnerId),
+    ...page,
+    toItem: (item) => summaryOf(toApiKey(item)),
+  });
 }
 
 /** Deletes the key and its pointer atomically; 404 API_KEY_NOT_FOUND for an unknown (or already revoked) id. */

@@ -1,17 +1,18 @@
 /**
  * Audit events: append-only items (`AUDIT#<id>` / `AUDIT`), listed per partner (gsi1 `AUDIT#<partner_id>`) and
- * platform-wide (gsi2 `AUDIT`), newest first. Written only as one `Put` inside the transaction of the change
- * they record; never updated, never expired.
+ * platform-wide (gsi2 `AUDIT`), newest first. Written as one `Put` inside the transaction of the change they
+ * record, or alone for a request recorded before it runs (an admin's settlement run); never updated, never expired.
  */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditDetails, AuditEvent, AuditEventType, AuditResourceType } from '../domain/audit';
-import { tableName } from './dynamo';
+import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
 import { type Page, queryPage } from './paging';
 
 const toAuditEvent = (item: Record<string, unknown>): AuditEvent => ({
   id: item.id as string,
   type: item.type as AuditEventType,
-  partnerId: item.partnerId as string,
+  partnerId: (item.partnerId as string | null | undefined) ?? null,
   resourceType: item.resourceType as AuditResourceType,
   resourceId: item.resourceId as string,
   details: (item.details as AuditDetails | undefined) ?? {},
@@ -24,13 +25,18 @@ export const putAuditEvent = (event: AuditEvent) => ({
     TableName: tableName,
     Item: {
       ...keys.auditEvent(event.id),
-      ...keys.auditEventIndex(event.partnerId, event.id, event.createdAt),
+      ...keys.auditEventIndex(event.partnerId ?? undefined, event.id, event.createdAt),
       entity: 'auditEvent',
       ...event,
     },
     ConditionExpression: 'attribute_not_exists(pk)',
   },
 });
+
+/** Records an event on its own: what it records is a request about to run, not a write of its own. */
+export async function recordAuditEvent(event: AuditEvent): Promise<void> {
+  await documentClient.send(new PutCommand(putAuditEvent(event).Put));
+}
 
 /** Audit events of one partner (gsi1) or of all (gsi2), newest first, optionally of one `type`. */
 export function listAuditEvents(query: {

@@ -33,6 +33,12 @@ export const keys = {
    * strongly consistent read (a GSI could miss a key created a moment ago).
    */
   apiKeyId: (keyId: string): TableKey => ({ pk: `APIKEYID#${keyId}`, sk: 'APIKEYID' }),
+  /** The gsi1 partition of a partner's keys (partner-scoped keys only), newest first: the admin console lists them to revoke. */
+  apiKeysOf: (partnerId: string) => `APIKEYS#${partnerId}`,
+  apiKeyIndex: (partnerId: string, keyId: string, createdAt: string): IndexKeys => ({
+    gsi1pk: keys.apiKeysOf(partnerId),
+    gsi1sk: timeOrdered(createdAt, keyId),
+  }),
 
   /** A client lives under its partner; `client_id` is the partner's own identifier, unique per partner. */
   client: (partnerId: string, clientId: string): TableKey => ({ pk: `PARTNER#${partnerId}`, sk: `CLIENT#${clientId}` }),

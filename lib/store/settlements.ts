@@ -5,15 +5,18 @@
  * - a batch is created together with the flip of every line it takes out of the index (`unsettled -> queued`,
  *   each conditional on still being unsettled and in the index), so two concurrent runs can never put one
  *   transaction in two batches: the second run's transaction fails on the taken lines and names them;
- * - a payout is claimed by a conditional update (pending or failed, and no live claim);
+ * - a payout is claimed by a conditional update (pending or failed, and no live claim), an admin's together with
+ *   its audit event;
  * - a paid batch is recorded `sent` together with every line's `queued -> paid`, conditional on the claim.
  */
 import { QueryCommand, type QueryCommandInput, GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { AuditEvent } from '../domain/audit';
 import { currencyCode } from '../domain/money';
 import type { BatchStatus, SettlementBatch, SettlementItem } from '../domain/settlement';
 import { timeLeftMs } from '../deadline';
+import { putAuditEvent } from './audit-events';
 import { batchGetAll } from './batch-get';
-import { failedConditions, failedItem, isConditionFailure, writeIfCondition } from './conditions';
+import { cancelledItem, failedConditions, failedItem, isConditionFailure, writeIfCondition } from './conditions';
 import { documentClient, tableName } from './dynamo';
 import { keys, type TableKey } from './keys';
 import { type Page, queryPage, statusFilter } from './paging';
@@ -259,31 +262,50 @@ export function listBatches(partnerId: string | undefined, filters: BatchFilters
 /** `claimed` (the batch as it now is), or `refused` with the batch as it was (`undefined`: no such batch). */
 export type PayoutClaim = { outcome: 'claimed'; batch: SettlementBatch } | { outcome: 'refused'; batch: SettlementBatch | undefined };
 
+/** The claim's update: a `pending` or `failed` batch with no live claim (none, or one whose lease ended). */
+const claimUpdate = (batchId: string, claim: { id: string; expiresAt: string }, now: string) => ({
+  TableName: tableName,
+  Key: keys.settlementBatch(batchId),
+  UpdateExpression: 'SET payoutClaim = :claim, payoutAttempts = if_not_exists(payoutAttempts, :zero) + :one, updatedAt = :now',
+  ConditionExpression:
+    'attribute_exists(pk) AND #status IN (:pending, :failed) AND (attribute_not_exists(payoutClaim) OR payoutClaim = :none OR payoutClaim.expiresAt < :now)',
+  ExpressionAttributeNames: { '#status': 'status' },
+  ExpressionAttributeValues: { ':claim': claim, ':zero': 0, ':one': 1, ':now': now, ':pending': 'pending', ':failed': 'failed', ':none': null },
+  ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+});
+
 /**
  * Claims a batch for one payout attempt: only a `pending` or `failed` batch with no live claim (none, or one
- * whose lease ended: its payout was cut off) can be claimed; two concurrent pays cannot both hold it.
+ * whose lease ended: its payout was cut off) can be claimed; two concurrent pays cannot both hold it. With
+ * `audit`, the event is written in the claim's own transaction (recorded if and only if the claim is taken).
  */
-export async function claimPayout(batchId: string, claim: { id: string; expiresAt: string }, now: string): Promise<PayoutClaim> {
+export async function claimPayout(batchId: string, claim: { id: string; expiresAt: string }, now: string, audit?: AuditEvent): Promise<PayoutClaim> {
+  if (audit !== undefined) return claimPayoutAudited(batchId, claim, now, audit);
   try {
-    const { Attributes } = await documentClient.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: keys.settlementBatch(batchId),
-        UpdateExpression: 'SET payoutClaim = :claim, payoutAttempts = if_not_exists(payoutAttempts, :zero) + :one, updatedAt = :now',
-        ConditionExpression:
-          'attribute_exists(pk) AND #status IN (:pending, :failed) AND (attribute_not_exists(payoutClaim) OR payoutClaim = :none OR payoutClaim.expiresAt < :now)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':claim': claim, ':zero': 0, ':one': 1, ':now': now, ':pending': 'pending', ':failed': 'failed', ':none': null },
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
+    const { Attributes } = await documentClient.send(new UpdateCommand({ ...claimUpdate(batchId, claim, now), ReturnValues: 'ALL_NEW' }));
     return { outcome: 'claimed', batch: toBatch(Attributes ?? {}) };
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
     const old = failedItem(error);
     return { outcome: 'refused', batch: old === undefined ? undefined : toBatch(old) };
   }
+}
+
+/**
+ * The claim and its audit event in one transaction, then the batch read as claimed (a transaction returns no
+ * new image; while the claim is live only its holder changes the batch, so the read sees exactly the claim).
+ */
+async function claimPayoutAudited(batchId: string, claim: { id: string; expiresAt: string }, now: string, audit: AuditEvent): Promise<PayoutClaim> {
+  try {
+    await transactWrite([{ Update: claimUpdate(batchId, claim, now) }, putAuditEvent(audit)]);
+  } catch (error) {
+    if (!failedConditions(error).includes(0)) throw error;
+    const old = cancelledItem(error, 0);
+    return { outcome: 'refused', batch: old === undefined ? undefined : toBatch(old) };
+  }
+  const batch = await getBatch(batchId);
+  if (batch === undefined) throw new Error(`batch ${batchId} claimed but not found`);
+  return { outcome: 'claimed', batch };
 }
 
 /** Gives a claim back without a payout attempt (the payee may not be paid now): only the claim goes. */

@@ -189,9 +189,21 @@ export interface TransactionFilters {
   partnerReference?: string | undefined;
   createdFrom?: string | undefined;
   createdTo?: string | undefined;
+  /** One transaction by its id (the admin search): its own item, the other filters applied to it. */
+  svcTxId?: string | undefined;
 }
 
-/** One partner's transactions, or (no partner) every partner's; newest first, filtered, paged. */
+/** The key range of a transaction's own item alone: its sort key `TX` (its adjustments, in its partition, sort as `ADJUSTMENT#…`). */
+function ownItem(svcTxId: string) {
+  const { pk, sk } = keys.transaction(svcTxId);
+  return { partition: pk, sortFrom: sk, sortTo: sk };
+}
+
+/**
+ * One partner's transactions, or (no partner) every partner's; newest first, filtered, paged. With `svcTxId`, a
+ * Query of that transaction's own item (at most one), the partner and the creation range then filters like
+ * the others.
+ */
 export function listTransactions(
   partnerId: string | undefined,
   filters: TransactionFilters,
@@ -200,24 +212,26 @@ export function listTransactions(
   const conditions: string[] = [];
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
-  const add = (attribute: string, value: string | undefined) => {
+  const add = (attribute: string, value: string | undefined, operator = '=', name = attribute) => {
     if (value === undefined) return;
     names[`#${attribute}`] = attribute;
-    values[`:${attribute}`] = value;
-    conditions.push(`#${attribute} = :${attribute}`);
+    values[`:${name}`] = value;
+    conditions.push(`#${attribute} ${operator} :${name}`);
   };
   add('status', filters.status);
   add('clientId', filters.clientId);
   add('partnerReference', filters.partnerReference);
-  return queryPage({
-    ...(partnerId === undefined
-      ? { index: 'gsi2' as const, partition: keys.allTransactions }
-      : { index: 'gsi1' as const, partition: keys.transactionsOf(partnerId) }),
-    sortFrom: filters.createdFrom,
-    sortTo: filters.createdTo,
-    filter: conditions.length === 0 ? undefined : { expression: conditions.join(' AND '), names, values },
-    ...page,
-    toItem: toTransaction,
-  });
+  if (filters.svcTxId !== undefined) {
+    add('partnerId', partnerId);
+    add('createdAt', filters.createdFrom, '>=', 'createdFrom');
+    add('createdAt', filters.createdTo, '<=', 'createdTo');
+  }
+  const filter = conditions.length === 0 ? undefined : { expression: conditions.join(' AND '), names, values };
+  const where =
+    filters.svcTxId !== undefined
+      ? ownItem(filters.svcTxId)
+      : partnerId === undefined
+        ? { index: 'gsi2' as const, partition: keys.allTransactions, sortFrom: filters.createdFrom, sortTo: filters.createdTo }
+        : { index: 'gsi1' as const, partition: keys.transactionsOf(partnerId), sortFrom: filters.createdFrom, sortTo: filters.createdTo };
+  return queryPage({ ...where, filter, ...page, toItem: toTransaction });
 }
-

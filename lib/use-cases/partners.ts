@@ -5,6 +5,7 @@ import { newId } from '../domain/ids';
 import type { KycStatus, Partner, PartnerStatus } from '../domain/partner';
 import { SECRET_PURPOSE, secretBox } from '../secrets';
 import * as apiKeys from '../store/api-keys';
+import type { Page } from '../store/paging';
 import * as partners from '../store/partners';
 
 export interface NewPartner {
@@ -58,6 +59,16 @@ export async function issueApiKey(scope: KeyScope, partnerId?: string): Promise<
     createdAt: new Date().toISOString(),
   });
   return { keyId, apiKey, hmacSecret, scope, partnerId };
+}
+
+/**
+ * A partner's API keys, newest first, paged, without hash or secret (what the admin console lists to revoke
+ * one); 404 PARTNER_NOT_FOUND for an unknown partner.
+ */
+export async function listPartnerApiKeys(partnerId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<apiKeys.ApiKeySummary>> {
+  const [partner, found] = await Promise.all([partners.getPartner(partnerId), apiKeys.listPartnerApiKeys(partnerId, page)]);
+  if (partner === undefined) throw errors.partnerNotFound();
+  return found;
 }
 
 export const revokeApiKey = apiKeys.revokeApiKey;

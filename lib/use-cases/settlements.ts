@@ -6,12 +6,16 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { timeLeftMs } from '../deadline';
+import { type AuditEvent, newAuditEvent } from '../domain/audit';
 import { assertActsFor, type Caller } from '../domain/caller';
 import { errors } from '../domain/errors';
+import { newId } from '../domain/ids';
+import { toMajorUnits } from '../domain/money';
 import { planBatches, type PlannedBatch, railFor, type SettlementBatch, type SettlementItem } from '../domain/settlement';
 import { countMetric, logger } from '../observability';
 import type { PayoutRails } from '../payouts/port';
 import { assertClientCanTakePayment, assertPartnerCanTakePayment } from '../domain/transaction';
+import type * as auditEvents from '../store/audit-events';
 import type * as partners from '../store/partners';
 import type * as payees from '../store/payees';
 import type * as settlements from '../store/settlements';
@@ -24,6 +28,8 @@ export interface SettlementDeps {
   >;
   partners: Pick<typeof partners, 'getPartner' | 'allPartnerIds'>;
   payees: Pick<typeof payees, 'getPayee'>;
+  /** Records what an admin starts (a run; a pay's audit event goes with its claim). */
+  audit: Pick<typeof auditEvents, 'recordAuditEvent'>;
   rails: PayoutRails;
   /** `day_boundary`: created before 00:00 UTC today; `now`: every succeeded transaction (decisions.md §1). */
   cutoff: 'day_boundary' | 'now';
@@ -51,11 +57,28 @@ export function cutoffOf(mode: SettlementDeps['cutoff'], now: Date): string {
 }
 
 /** The scope a caller's `partner_id`/`client_id` give a run: a partner key only ever its own partner. */
-export async function runScopeFor(deps: SettlementDeps, caller: Caller, query: RunScope): Promise<RunScope> {
+async function runScopeFor(deps: SettlementDeps, caller: Caller, query: RunScope): Promise<RunScope> {
   assertActsFor(caller, query.partnerId);
   if (caller.kind === 'partner') return { partnerId: caller.partner.partnerId, clientId: query.clientId };
   if (query.partnerId !== undefined && (await deps.partners.getPartner(query.partnerId)) === undefined) throw errors.partnerNotFound();
   return query;
+}
+
+/**
+ * `POST /settlements/run` and `POST /admin/settlements/run`. Steps: the caller's scope (a partner key: its own
+ * partner; another's is 403; a named partner must exist, 404); an admin's run recorded in the audit log (who, and
+ * the scope) before it starts, so no run an admin made is missing from the log (a run is many transactions: its
+ * batches cannot share one with the event); then {@link runSettlement}.
+ */
+export async function runSettlementFor(deps: SettlementDeps, caller: Caller, query: RunScope): Promise<SettlementBatch[]> {
+  const scope = await runScopeFor(deps, caller, query);
+  if (caller.kind === 'admin') {
+    const details = { admin: caller.subject, client_id: scope.clientId ?? null };
+    await deps.audit.recordAuditEvent(
+      newAuditEvent({ type: 'settlement_run.requested', partnerId: scope.partnerId ?? null, resourceType: 'settlement_run', resourceId: newId.settlementRun(), details }, deps.now()),
+    );
+  }
+  return runSettlement(deps, scope);
 }
 
 /**
@@ -211,7 +234,7 @@ export async function payBatch(deps: SettlementDeps, caller: Caller, batchId: st
   if (batch.status === 'sent') throw errors.batchAlreadyPaid();
   const now = deps.now();
   const claim = { id: randomUUID(), expiresAt: new Date(now.getTime() + claimLeaseMs()).toISOString() };
-  const claimed = await deps.settlements.claimPayout(batch.id, claim, now.toISOString());
+  const claimed = await deps.settlements.claimPayout(batch.id, claim, now.toISOString(), payoutAudit(caller, batch, now));
   if (claimed.outcome === 'refused') {
     if (claimed.batch?.status === 'sent') throw errors.batchAlreadyPaid();
     throw errors.batchPayoutInProgress();
@@ -232,6 +255,16 @@ export async function payBatch(deps: SettlementDeps, caller: Caller, batchId: st
     throw errors.payoutFailed();
   }
   return recordSent(deps, held, claim.id, result.transferId);
+}
+
+/**
+ * An admin's pay is audited: the event goes in the claim's own transaction, so it is recorded exactly when the
+ * admin's attempt took the batch (a refused pay, 409, records nothing). Partner and platform keys' pays are not.
+ */
+function payoutAudit(caller: Caller, batch: SettlementBatch, now: Date): AuditEvent | undefined {
+  if (caller.kind !== 'admin') return undefined;
+  const details = { admin: caller.subject, currency: batch.currency, total_net: toMajorUnits(batch.totals.netMinor, batch.currency) };
+  return newAuditEvent({ type: 'settlement_batch.payout_started', partnerId: batch.partnerId, resourceType: 'settlement_batch', resourceId: batch.id, details }, now);
 }
 
 /**

@@ -254,7 +254,10 @@ describe('API stack', () => {
 
     expect(lists.sort()).toEqual([
       'admin-audit-events-list',
+      'admin-partner-api-keys-list',
       'admin-partners-list',
+      'admin-settlements-list',
+      'admin-transactions-list',
       'admin-webhook-deliveries-list',
       'clients-list',
       'settlements-list',
@@ -279,28 +282,29 @@ describe('API stack', () => {
     expect(functionBehind('GET /api/v1/settlements/{id}/report.csv')).toMatch(/^Fnsettlementsreport[A-F0-9]{8}$/);
   });
 
-  it('lets only the payout function read the rail keys, and gives only it the secret ARN and the rails’ base URLs', () => {
+  it('lets only the payout functions (the partner and the admin route) read the rail keys, and gives only them the secret ARN and the rails’ base URLs', () => {
     // Arrange
     const functions = Object.entries(api.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x' } }));
-    const payId = functions.map(([id]) => id).find((id) => /^Fnsettlementspay[A-F0-9]{8}$/.test(id));
+    const payIds = functions.map(([id]) => id).filter((id) => /^Fn(admin)?settlementspay[A-F0-9]{8}$/.test(id));
     const railKeysPolicies = Object.entries(api.findResources('AWS::IAM::Policy'))
       .filter(([, policy]) => JSON.stringify(policy.Properties.PolicyDocument).includes('RailKeys'))
       .map(([id]) => id);
 
-    // Assert: one policy names the secret at all, the payout function's
-    expect(payId).toBeDefined();
-    expect(railKeysPolicies).toHaveLength(1);
-    expect(railKeysPolicies[0]).toMatch(/^FnsettlementspayServiceRoleDefaultPolicy/);
+    // Assert: the payout functions' policies alone name the secret
+    expect(payIds).toHaveLength(2);
+    expect(railKeysPolicies.map((id) => id.replace(/[A-F0-9]{8}$/, '')).sort()).toEqual(['FnadminsettlementspayServiceRoleDefaultPolicy', 'FnsettlementspayServiceRoleDefaultPolicy']);
     for (const [id, fn] of functions) {
       const variables = fn.Properties.Environment.Variables as Record<string, unknown>;
       const railVariables = Object.keys(variables).filter((name) => name.startsWith('RAIL')).sort();
-      expect({ id, railVariables }).toEqual({ id, railVariables: id === payId ? ['RAILS_SECRET_ARN', 'RAIL_A_API_BASE', 'RAIL_B_API_BASE'] : [] });
+      expect({ id, railVariables }).toEqual({ id, railVariables: payIds.includes(id) ? ['RAILS_SECRET_ARN', 'RAIL_A_API_BASE', 'RAIL_B_API_BASE'] : [] });
     }
-    expect(functions.find(([id]) => id === payId)?.[1].Properties.Environment.Variables).toMatchObject({
-      RAIL_A_API_BASE: 'https://rail-a.example/v1',
-      RAIL_B_API_BASE: 'https://rail-b.example/v1',
-      RAILS_SECRET_ARN: { 'Fn::ImportValue': expect.stringContaining('RailKeys') },
-    });
+    for (const payId of payIds) {
+      expect(functions.find(([id]) => id === payId)?.[1].Properties.Environment.Variables).toMatchObject({
+        RAIL_A_API_BASE: 'https://rail-a.example/v1',
+        RAIL_B_API_BASE: 'https://rail-b.example/v1',
+        RAILS_SECRET_ARN: { 'Fn::ImportValue': expect.stringContaining('RailKeys') },
+      });
+    }
   });
 
   it('gives the deploy-time settlement cutoff to the function that runs settlement, and to no other', () => {

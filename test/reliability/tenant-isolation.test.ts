@@ -224,6 +224,7 @@ function aIdFor(param: string, route: RouteDefinition): string {
   if (param === 'partner_id') return a.partner.partnerId;
   if (param === 'key_id') return a.partner.keyId;
   if (param === 'client_id') return a.only;
+  if (param === 'settlement_batch_id') return a.batches[0] as string;
   if (param === 'id') {
     if (route.path.includes('/settlements/')) return a.batches[0] as string;
     if (route.path.includes('/webhook-endpoints/')) return a.endpointId;
