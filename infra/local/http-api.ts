@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { FUNCTION_TIMEOUT_SECONDS, fallbackRoute, resolveRoute, routeKey } from '../routes';
 import { type InvocationUsage, invokeFunction, toHttpApiEvent, writeLambdaResult } from './lambda-adapter';
+import { consoleAsset } from './console-assets';
 import { closeGracefully, listen, readBody } from './http-server';
 import { loadFunction } from './load-function';
 
@@ -74,6 +75,9 @@ async function handle(req: IncomingMessage): Promise<unknown> {
   }
   const url = new URL(req.url ?? '/', 'http://localhost');
   const method = (req.method ?? 'GET').toUpperCase();
+  // The admin console's files (`/admin`, outside the API's prefix): served locally as CloudFront would in AWS.
+  const asset = await consoleAsset(method, url.pathname);
+  if (asset !== undefined) return asset;
   const resolved = resolveRoute(method, url.pathname);
   const matched = 'route' in resolved ? resolved : undefined;
   const functionName = matched?.route.name ?? fallbackRoute.name;

@@ -13,6 +13,7 @@
 import { join } from 'node:path';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { config } from '../../lib/config';
+import { ensureConsoleBuilt } from './console-assets';
 import { SANDBOX_RAIL_KEYS } from './rails-sandbox';
 import { startLocalRuntime } from './runtime';
 
@@ -22,6 +23,7 @@ const SANDBOX_WEBHOOK_SECRET = 'whsec_sandbox_local';
 const inMemory = process.argv.includes('--in-memory');
 
 async function main(): Promise<void> {
+  await ensureConsoleBuilt();
   const runtime = await startLocalRuntime({
     httpPort: config.PORT,
     dynamoPort: config.DYNAMODB_LOCAL_PORT,
@@ -75,6 +77,7 @@ async function main(): Promise<void> {
       'Partner payments service is running locally.',
       `  HTTP API           ${runtime.apiUrl}/api/v1   (health: ${runtime.apiUrl}/api/v1/health)`,
       `  API reference      ${runtime.apiUrl}/api/v1/docs   (OpenAPI 3.1: ${runtime.apiUrl}/api/v1/openapi.json)`,
+      `  Admin console      ${runtime.apiUrl}/admin   (sign in with the admin token below)`,
       `  Sandbox processor  ${runtime.processorUrl}   (Stripe API subset; test cards pm_card_visa, pm_card_chargeDeclined)`,
       `  Sandbox rails      ${runtime.railsUrl}   (rail-a, rail-b; POST /rail-a/fail-next, GET /rail-a/transfers)`,
       `  Settlement timer   ${runtime.settlementIntervalMs === undefined ? 'off (set SETTLEMENT_SCHEDULE, e.g. rate(5 minutes))' : `${config.SETTLEMENT_SCHEDULE}`}`,

@@ -9,15 +9,14 @@
  * this file fails: it does not skip. It never downloads a browser.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { scalarVersion } from '../../functions/api-docs';
 import { TestApi } from '../support/api';
+import { type Browser, launchChromium } from '../support/browser';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = join(dirname(fileURLToPath(import.meta.url)), '../..', process.env.UPDATE_SCREENSHOTS === '1' ? 'docs/images' : '.data/screenshots', 'api-reference.png');
 const VIEWPORT = { width: 1440, height: 900 };
 /** The viewer script is 3.7 MB, parsed and run on a small machine that may be busy: be patient. */
@@ -27,7 +26,7 @@ const CHECKOUT_INTENT = { path: '/api/v1/transactions/checkout-intent', summary:
 
 let api: TestApi | undefined;
 let context: BrowserContext | undefined;
-let profileDir: string | undefined;
+let browser: Browser | undefined;
 let page: Page;
 /** Every request of the browser context (the page's, and any worker's), and every answer of 400 or more. */
 const requests: string[] = [];
@@ -42,22 +41,9 @@ const consoleErrors: string[] = [];
 const documentWarnings: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `${CHROMIUM} is missing: this test drives Debian's Chromium and never downloads a browser. ` +
-        'Install it with `apt-get install chromium` (`.ci/run` installs it when missing).',
-    );
-  }
   api = await TestApi.start();
-  profileDir = mkdtempSync(join(tmpdir(), 'api-docs-chromium-'));
-  context = await chromium.launchPersistentContext(profileDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    // Without the background-networking flags Chromium calls Google's services, which a closed network refuses.
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: VIEWPORT,
-    timeout: STEP_TIMEOUT_MS,
-  });
+  browser = await launchChromium({ name: 'api-docs', viewport: VIEWPORT, timeoutMs: STEP_TIMEOUT_MS });
+  context = browser.context;
   context.on('request', (request) => {
     requests.push(`${request.method()} ${request.url()}`);
     inFlight += 1;
@@ -83,8 +69,7 @@ beforeAll(async () => {
 }, STEP_TIMEOUT_MS + 30_000);
 
 afterAll(async () => {
-  await context?.close();
-  if (profileDir !== undefined) rmSync(profileDir, { recursive: true, force: true });
+  await browser?.close();
   await api?.close();
 });
 

@@ -1,0 +1,74 @@
+/** The partner's webhook endpoints (at most 20, no paging), a form to add one, and Delete after a confirmation. */
+import { useState } from 'react';
+import type { CreatedWebhookEndpoint, WebhookEndpoint } from '../api-types';
+import { ErrorNotice } from '../feedback';
+import { when } from '../format';
+import { ListView } from '../list-view';
+import { Secret } from '../secret';
+import { useApi } from '../session';
+import { useAction, useLoad } from '../use-call';
+import { EndpointCreateForm } from './endpoint-create-form';
+
+export function EndpointList({ partnerId }: { partnerId: string }) {
+  const api = useApi();
+  const endpoints = useLoad(() => api.listWebhookEndpoints(partnerId), [api, partnerId]);
+  const [created, setCreated] = useState<CreatedWebhookEndpoint | undefined>();
+  const remove = useAction();
+  const deleteEndpoint = async (endpoint: WebhookEndpoint) => {
+    if (!window.confirm(`Delete the endpoint "${endpoint.name}"? Its pending deliveries fail and cannot be resent.`)) return;
+    const done = await remove.run(async () => {
+      await api.deleteWebhookEndpoint(partnerId, endpoint.id);
+      return true;
+    });
+    if (done === true) endpoints.reload();
+  };
+  return (
+    <>
+      <h3>Endpoints</h3>
+      <EndpointCreateForm
+        partnerId={partnerId}
+        onCreated={(endpoint) => {
+          setCreated(endpoint);
+          endpoints.reload();
+        }}
+      />
+      {created !== undefined && (
+        <div className="panel issued" role="region" aria-label="New webhook endpoint">
+          <h3>
+            New endpoint <code>{created.id}</code>
+          </h3>
+          <p className="warning">
+            <strong>Shown only now.</strong> The partner verifies each delivery's signature with this secret; the
+            service cannot show it again.
+          </p>
+          <Secret label="Signing secret" value={created.secret} />
+          <button type="button" className="secondary" onClick={() => setCreated(undefined)}>
+            I have copied it
+          </button>
+        </div>
+      )}
+      <ErrorNotice error={remove.error} />
+      <ListView
+        load={endpoints}
+        label="Webhook endpoints"
+        empty="This partner has no webhook endpoints."
+        headers={['Name', 'URL', 'Events', 'Created', 'Actions']}
+        row={(endpoint) => (
+          <tr key={endpoint.id}>
+            <td>{endpoint.name}</td>
+            <td>
+              <code>{endpoint.url}</code>
+            </td>
+            <td>{endpoint.events.join(', ')}</td>
+            <td>{when(endpoint.created_at)}</td>
+            <td className="actions">
+              <button type="button" className="danger" disabled={remove.pending} onClick={() => deleteEndpoint(endpoint)}>
+                Delete
+              </button>
+            </td>
+          </tr>
+        )}
+      />
+    </>
+  );
+}
