@@ -13,7 +13,8 @@ const doc: RouteDoc = {
   description:
     'Creates an API key that may act for any partner (a mutation names its partner in the body), and its HMAC secret. ' +
     'Both are shown only in this answer: the key is stored as its SHA-256, the secret encrypted. ' +
-    'Partner-only routes (`/clients`) refuse platform-wide keys (403 API_KEY_SCOPE_FORBIDDEN).',
+    'Partner-only routes (`/clients`) refuse platform-wide keys (403 API_KEY_SCOPE_FORBIDDEN). List the platform-wide keys with ' +
+    "`GET /admin/api-keys`. The issue is recorded in the audit log with the key (`api_key.created`, `partner_id` null: the admin, the key's id and scope).",
   tag: 'Admin: partners',
   responses: {
     201: { description: 'The key, its id and its HMAC secret (no `partner_id`)', schema: IssuedApiKey },
@@ -22,7 +23,7 @@ const doc: RouteDoc = {
   example: { scope: 'platform' },
 };
 
-export const handler = httpRoute({ access: 'admin', body: Body, doc }, async () => ({
+export const handler = httpRoute({ access: 'admin', body: Body, doc }, async ({ caller }) => ({
   status: 201,
-  body: presentIssuedApiKey(await issueApiKey('platform')),
+  body: presentIssuedApiKey(await issueApiKey('platform', undefined, caller)),
 }));

@@ -1,4 +1,4 @@
-/** DELETE /api/v1/admin/api-keys/{key_id}: revoke a key; it stops working at once. */
+/** DELETE /api/v1/admin/api-keys/{key_id}: revoke a key; it stops working at once. Audited. */
 import * as z from 'zod';
 import { httpRoute } from '../lib/http/chain';
 import type { RouteDoc } from '../lib/http/route-doc';
@@ -8,7 +8,9 @@ const Params = z.object({ key_id: z.string().min(1).max(64).meta({ description: 
 
 const doc: RouteDoc = {
   summary: 'Revoke an API key',
-  description: 'Deletes the key (partner-scoped or platform-wide): it is refused from the very next request (401 API_KEY_INVALID). A key already revoked is 404.',
+  description:
+    'Deletes the key (partner-scoped or platform-wide): it is refused from the very next request (401 API_KEY_INVALID). A key already revoked is 404. ' +
+    "The revocation is recorded in the audit log with it (`api_key.revoked`: the admin and the key's scope, under its partner).",
   tag: 'Admin: partners',
   responses: {
     204: { description: 'Revoked' },
@@ -16,7 +18,7 @@ const doc: RouteDoc = {
   errors: ['API_KEY_NOT_FOUND'],
 };
 
-export const handler = httpRoute({ access: 'admin', params: Params, doc }, async ({ params }) => {
-  await revokeApiKey(params.key_id);
+export const handler = httpRoute({ access: 'admin', params: Params, doc }, async ({ params, caller }) => {
+  await revokeApiKey(params.key_id, caller);
   return { status: 204 };
 });

@@ -10,8 +10,10 @@ import { listAuditEvents } from '../lib/use-cases/webhook-endpoints';
 const doc: RouteDoc = {
   summary: 'List audit events',
   description:
-    'The append-only log of what happened to partner webhooks: endpoints created and deleted, delivery attempts that failed, ' +
-    'deliveries that succeeded, failed or were resent. Each event is written in the same transaction as the change it records. ' +
+    'The append-only log of what happened to partner webhooks (endpoints created and deleted, delivery attempts that failed, ' +
+    'deliveries that succeeded, failed or were resent) and of what admins did: partners created and updated, API keys issued and revoked, ' +
+    'settlement runs and payouts started (`details.admin`: the admin token\'s subject; never a secret). Each event is written in the same ' +
+    'transaction as the change it records (a settlement run: before it starts). Platform-wide keys\' events have a null `partner_id`. ' +
     'Newest first, paged by `limit` (1-200, default 50) and `cursor` (the previous page\'s `next_cursor`, with the same filters); ' +
     'filter by `partner_id` and `type`.',
   tag: 'Admin: webhooks',

@@ -14,7 +14,8 @@ const doc: RouteDoc = {
   description:
     'Creates an API key scoped to the partner, and its HMAC secret. Both are shown only in this answer: the key is stored as its ' +
     'SHA-256, the secret encrypted. The partner must exist when the key is written. A partner may hold several keys (rotation: ' +
-    'issue a new one, then revoke the old one).',
+    'issue a new one, then revoke the old one). The issue is recorded in the audit log with the key (`api_key.created`: the admin, ' +
+    "the key's id and scope; never the key or its secret).",
   tag: 'Admin: partners',
   responses: {
     201: { description: 'The key, its id, its HMAC secret and its `partner_id`', schema: IssuedApiKey },
@@ -23,7 +24,7 @@ const doc: RouteDoc = {
   example: { scope: 'partner' },
 };
 
-export const handler = httpRoute({ access: 'admin', params: PartnerParams, body: Body, doc }, async ({ params }) => ({
+export const handler = httpRoute({ access: 'admin', params: PartnerParams, body: Body, doc }, async ({ params, caller }) => ({
   status: 201,
-  body: presentIssuedApiKey(await issueApiKey('partner', params.partner_id)),
+  body: presentIssuedApiKey(await issueApiKey('partner', params.partner_id, caller)),
 }));

@@ -2,7 +2,7 @@
 import { httpRoute } from '../lib/http/chain';
 import { PartnerParams } from '../lib/http/partner-schemas';
 import { presentApiKey, presentPage } from '../lib/http/presenters';
-import { ApiKey, pageOf } from '../lib/http/response-schemas';
+import { ApiKeyPage } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
 import { PageQuery } from '../lib/http/schemas';
 import { listPartnerApiKeys } from '../lib/use-cases/partners';
@@ -12,10 +12,10 @@ const doc: RouteDoc = {
   description:
     "The partner's API keys, newest first, paged by `limit` (1-200, default 50) and `cursor` (the previous page's `next_cursor`): their " +
     '`key_id`, scope and creation time, never the key or its HMAC secret (shown only when issued). Revoke one with ' +
-    '`DELETE /admin/api-keys/{key_id}`: a revoked key is deleted, so it is no longer listed.',
+    '`DELETE /admin/api-keys/{key_id}`: a revoked key is deleted, so it is no longer listed. Platform-wide keys are listed by `GET /admin/api-keys`.',
   tag: 'Admin: partners',
   responses: {
-    200: { description: "One page of the partner's keys, newest first", schema: pageOf(ApiKey, 'ApiKeyPage') },
+    200: { description: "One page of the partner's keys, newest first", schema: ApiKeyPage },
   },
   errors: ['PARTNER_NOT_FOUND'],
 };

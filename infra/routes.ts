@@ -78,6 +78,8 @@ const declaredRoutes: readonly RouteDefinition[] = [
   },
   { name: 'admin-api-keys-create', method: 'POST', path: `${API_PREFIX}/admin/api-keys`, access: { table: 'items', kms: ['encrypt'] } },
   { name: 'admin-partner-api-keys-list', method: 'GET', path: `${API_PREFIX}/admin/partners/{partner_id}/api-keys`, access: list },
+  // The platform-wide keys (gsi1 `APIKEYS`): a list like the partner's keys, without a partner to read.
+  { name: 'admin-api-keys-list', method: 'GET', path: `${API_PREFIX}/admin/api-keys`, access: list },
   { name: 'admin-api-keys-delete', method: 'DELETE', path: `${API_PREFIX}/admin/api-keys/{key_id}`, access: readWrite },
 
   { name: 'clients-create', method: 'POST', path: `${API_PREFIX}/clients`, access: partnerMutation },

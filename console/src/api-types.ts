@@ -13,6 +13,8 @@ import type * as resources from '../../lib/http/response-schemas';
 export type Branding = z.infer<typeof resources.Branding>;
 export type Partner = z.infer<typeof resources.Partner>;
 export type ApiKey = z.infer<typeof resources.ApiKey>;
+/** A page of a partner's keys or of the platform-wide keys: the same resource either way. */
+export type ApiKeyPage = z.infer<typeof resources.ApiKeyPage>;
 export type IssuedApiKey = z.infer<typeof resources.IssuedApiKey>;
 export type WebhookEndpoint = z.infer<typeof resources.WebhookEndpoint>;
 export type CreatedWebhookEndpoint = z.infer<typeof resources.CreatedWebhookEndpoint>;

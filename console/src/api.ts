@@ -4,7 +4,7 @@
  * A 401 ADMIN_TOKEN_INVALID from any call also tells the app to return to sign-in (`onTokenInvalid`).
  */
 import type {
-  ApiKey,
+  ApiKeyPage,
   BatchStatus,
   CreatedWebhookEndpoint,
   DeliveryStatus,
@@ -68,8 +68,10 @@ export function createAdminApi(token: string, onTokenInvalid: (error: ApiError) 
     listPartners: (cursor?: string, limit?: number) => call<Page<Partner>>('GET', `/partners${query({ cursor, limit: limit?.toString() })}`),
     createPartner: (partner: NewPartner) => call<Partner>('POST', '/partners', partner),
     updatePartner: (partnerId: string, changes: PartnerChanges) => call<Partner>('PATCH', `/partners/${encodeURIComponent(partnerId)}`, changes),
-    listApiKeys: (partnerId: string, cursor?: string) => call<Page<ApiKey>>('GET', `/partners/${encodeURIComponent(partnerId)}/api-keys${query({ cursor })}`),
+    listApiKeys: (partnerId: string, cursor?: string) => call<ApiKeyPage>('GET', `/partners/${encodeURIComponent(partnerId)}/api-keys${query({ cursor })}`),
     issueApiKey: (partnerId: string) => call<IssuedApiKey>('POST', `/partners/${encodeURIComponent(partnerId)}/api-keys`, { scope: 'partner' }),
+    listPlatformApiKeys: (cursor?: string) => call<ApiKeyPage>('GET', `/api-keys${query({ cursor })}`),
+    issuePlatformApiKey: () => call<IssuedApiKey>('POST', '/api-keys', { scope: 'platform' }),
     revokeApiKey: (keyId: string) => call<void>('DELETE', `/api-keys/${encodeURIComponent(keyId)}`),
     listWebhookEndpoints: (partnerId: string) => call<{ items: WebhookEndpoint[] }>('GET', `/partners/${encodeURIComponent(partnerId)}/webhook-endpoints`),
     createWebhookEndpoint: (partnerId: string, endpoint: NewWebhookEndpoint) =>

@@ -1,6 +1,7 @@
 /**
  * The admin token, kept in sessionStorage (gone when the tab closes), and the API client made from it, which
- * every section takes from context.
+ * every section takes from context. The token is the one pasted in, or the access token of a sign-in through the
+ * OpenID provider (`oidc.ts`); either way the admin API checks it on every call.
  */
 import { createContext, useContext } from 'react';
 import type { AdminApi } from './api';

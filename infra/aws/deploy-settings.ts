@@ -14,10 +14,12 @@
  * | `settlementSchedule` | the EventBridge schedule of the settlement run (`SETTLEMENT_SCHEDULE`) | `cron(0 1 * * ? *)`: daily, 01:00 UTC |
  * | `settlementCutoff` | `SETTLEMENT_CUTOFF` of the functions that run settlement | `day_boundary` |
  * | `railAApiBase`, `railBApiBase` | `RAIL_A_API_BASE`, `RAIL_B_API_BASE` of the payout function (https) | unset: that rail's payouts answer failed |
+ * | `consoleOidcIssuer`, `consoleOidcClientId`, `consoleOidcScopes` | the admin console's OpenID sign-in (`/admin/config.json`, its CSP's `connect-src`) | unset: token sign-in only; scopes `openid` |
  */
 import { Schedule } from 'aws-cdk-lib/aws-events';
 import type { IConstruct } from 'constructs';
 import type { Config } from '../../lib/config';
+import type { ConsoleOidcSettings } from '../console-site';
 import { parseRate } from '../local/schedule';
 
 export type SettlementCutoff = Config['SETTLEMENT_CUTOFF'];
@@ -97,6 +99,35 @@ export function adminAuthSettings(scope: IConstruct, stage: Stage): AdminAuthSet
   }
   const value = (key: string) => contextString(scope, key)?.trim() ?? '';
   return { jwksUrl: value(ADMIN_AUTH_KEYS.jwksUrl), issuer: value(ADMIN_AUTH_KEYS.issuer), audience: value(ADMIN_AUTH_KEYS.audience) };
+}
+
+const CONSOLE_OIDC_KEYS = { issuer: 'consoleOidcIssuer', clientId: 'consoleOidcClientId', scopes: 'consoleOidcScopes' } as const;
+
+/**
+ * The OpenID provider the admin console signs in with (`-c consoleOidcIssuer=https://... -c consoleOidcClientId=...`,
+ * optionally `-c consoleOidcScopes='openid admin'`), or `undefined` without one (token sign-in; the caller warns).
+ * The issuer and the client id go together; the issuer is https and is kept exactly as given, because the ID
+ * token's `iss` must equal it; the scopes must include `openid`, for the ID token whose nonce the console checks.
+ */
+export function consoleOidcSettings(scope: IConstruct): ConsoleOidcSettings | undefined {
+  const value = (key: string) => {
+    const text = contextString(scope, key)?.trim();
+    return text === '' ? undefined : text;
+  };
+  const issuer = value(CONSOLE_OIDC_KEYS.issuer);
+  const clientId = value(CONSOLE_OIDC_KEYS.clientId);
+  const scopes = value(CONSOLE_OIDC_KEYS.scopes);
+  if (issuer === undefined && clientId === undefined) {
+    if (scopes !== undefined) throw new Error('context consoleOidcScopes: given without consoleOidcIssuer and consoleOidcClientId');
+    return undefined;
+  }
+  if (issuer === undefined || clientId === undefined) {
+    throw new Error(`context ${issuer === undefined ? CONSOLE_OIDC_KEYS.issuer : CONSOLE_OIDC_KEYS.clientId}: required with ${issuer === undefined ? CONSOLE_OIDC_KEYS.clientId : CONSOLE_OIDC_KEYS.issuer} (the admin console's OpenID provider)`);
+  }
+  if (!URL.canParse(issuer) || new URL(issuer).protocol !== 'https:') throw new Error('context consoleOidcIssuer: expected an https URL (the provider’s issuer identifier)');
+  const scopeList = (scopes ?? 'openid').split(/\s+/);
+  if (!scopeList.includes('openid')) throw new Error(`context consoleOidcScopes: must include openid, got "${scopes}"`);
+  return { issuer, clientId, scopes: scopeList.join(' ') };
 }
 
 /**

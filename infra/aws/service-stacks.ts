@@ -1,14 +1,17 @@
 /**
- * The service's four stacks, built from the CDK context (`npx cdk synth -c key=value`; every key in
+ * The service's five stacks, built from the CDK context (`npx cdk synth -c key=value`; every key in
  * docs/deploy.md): the app (`app.ts`) and the infra tests build the same thing.
  */
 import { Annotations, type App } from 'aws-cdk-lib';
+import { CONSOLE_DIST } from '../local/console-assets';
 import { ApiStack } from './api-stack';
+import { ConsoleStack } from './console-stack';
 import { DeliveryStack } from './delivery-stack';
 import {
   adminAuthSettings,
   alarmEmailSetting,
   apiThrottleSettings,
+  consoleOidcSettings,
   missingAdminAuthSettings,
   processorWebhookConcurrencySetting,
   railSettings,
@@ -23,13 +26,20 @@ export interface ServiceStacks {
   api: ApiStack;
   delivery: DeliveryStack;
   settlement: SettlementStack;
+  console: ConsoleStack;
+}
+
+export interface ServiceStacksOptions {
+  /** The built admin console the console stack deploys; `console/dist` unless a test gives its own. */
+  consoleDist?: string;
 }
 
 /**
- * Adds `PartnerPayments-Stateful`, `-Api`, `-Delivery` and `-Settlement` to `app`, warning about unset settings.
- * Throws on a bad setting, and in `prod` on missing admin token settings (`deploy-settings.ts`).
+ * Adds `PartnerPayments-Stateful`, `-Api`, `-Delivery`, `-Settlement` and `-Console` to `app`, warning about unset
+ * settings. Throws on a bad setting, in `prod` on missing admin token settings (`deploy-settings.ts`), and when
+ * the console is not built (`app.ts` builds it first).
  */
-export function addServiceStacks(app: App): ServiceStacks {
+export function addServiceStacks(app: App, options: ServiceStacksOptions = {}): ServiceStacks {
   const env = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
   const stage = stageSetting(app);
   const stateful = new StatefulStack(app, 'PartnerPayments-Stateful', { env, stage, alarmEmail: alarmEmailSetting(app) });
@@ -67,6 +77,21 @@ export function addServiceStacks(app: App): ServiceStacks {
     settlement,
     alarmTopic: stateful.alarmTopic,
   });
+  /** The admin console and the API behind one CloudFront distribution: `-c consoleOidcIssuer=... -c consoleOidcClientId=...` for OpenID sign-in. */
+  const consoleOidc = consoleOidcSettings(app);
+  const consoleStack = new ConsoleStack(app, 'PartnerPayments-Console', {
+    env,
+    stage,
+    api: api.api,
+    consoleDist: options.consoleDist ?? CONSOLE_DIST,
+    oidc: consoleOidc,
+  });
+  if (consoleOidc !== undefined && adminAuth !== undefined && consoleOidc.issuer !== adminAuth.issuer) {
+    Annotations.of(consoleStack).addWarningV2(
+      'partner-payments:console-issuer',
+      `The console signs in at ${consoleOidc.issuer} (consoleOidcIssuer) but the admin API accepts tokens of ${adminAuth.issuer} (adminJwtIssuer): the console's tokens will be refused unless that is intended.`,
+    );
+  }
   if (adminAuth === undefined) {
     Annotations.of(api).addWarningV2(
       'partner-payments:admin-auth',
@@ -79,5 +104,5 @@ export function addServiceStacks(app: App): ServiceStacks {
       'A payout rail is not configured (context railAApiBase, railBApiBase): payouts over it will answer failed ("rail A is not configured").',
     );
   }
-  return { stateful, api, delivery, settlement: settlementStack };
+  return { stateful, api, delivery, settlement: settlementStack, console: consoleStack };
 }

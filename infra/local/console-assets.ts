@@ -1,17 +1,20 @@
 /**
  * The admin console (issue 13, `console/`, a Vite + React app) as the local HTTP API serves it: `GET /admin` and
  * everything under it answer with the built files of `console/dist`, `index.html` standing in for any path without
- * a file extension (the app routes those itself). The console only calls the admin API, from this same origin, so
- * its pages are held to a Content-Security-Policy as strict as the API reference's.
+ * a file extension (the app routes those itself), and `/admin/config.json` with the runtime configuration: token
+ * sign-in (in AWS the console stack writes its own, `infra/aws/console-stack.ts`). The console only calls the admin
+ * API, from this same origin, so its pages are held to a Content-Security-Policy as strict as the API reference's;
+ * the policy and the other headers are `infra/console-site.ts`'s, which CloudFront sends in AWS.
  *
  * `npm start` builds the console first when `console/dist` is missing or older than a file under `console/`
  * (`ensureConsoleBuilt`); the browser test builds it the same way.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CONSOLE_CONFIG_PATH, CONSOLE_CONTENT_SECURITY_POLICY, CONSOLE_SECURITY_HEADERS, consoleRuntimeConfig } from '../console-site';
 
 export const CONSOLE_PATH = '/admin';
 export const CONSOLE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../console');
@@ -31,18 +34,6 @@ const CONTENT_TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
-/** As `functions/api-docs.ts`'s page: scripts and requests to this origin only, no framing, no forms posted away. */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: https:",
-  "connect-src 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-].join('; ');
-
 interface AssetResult {
   statusCode: number;
   headers: Record<string, string>;
@@ -56,6 +47,7 @@ interface AssetResult {
  */
 export async function consoleAsset(method: string, pathname: string): Promise<AssetResult | undefined> {
   if ((method !== 'GET' && method !== 'HEAD') || !(pathname === CONSOLE_PATH || pathname.startsWith(`${CONSOLE_PATH}/`))) return undefined;
+  if (pathname === CONSOLE_CONFIG_PATH) return configResult();
   if (!existsSync(INDEX_FILE)) {
     return errorResult(503, 'SERVICE_UNAVAILABLE', 'The admin console is not built: run `npm run console:build` (or restart `npm start`, which builds it)');
   }
@@ -105,11 +97,17 @@ async function fileResult(file: string): Promise<AssetResult> {
   };
 }
 
-const SECURITY_HEADERS = {
-  'x-content-type-options': 'nosniff',
-  'content-security-policy': CONTENT_SECURITY_POLICY,
-  'referrer-policy': 'no-referrer',
-};
+const SECURITY_HEADERS = { ...CONSOLE_SECURITY_HEADERS, 'content-security-policy': CONSOLE_CONTENT_SECURITY_POLICY };
+
+/** Locally the console always signs in with a pasted token (`npm run admin-token`): there is no OpenID provider. */
+function configResult(): AssetResult {
+  return {
+    statusCode: 200,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache', ...SECURITY_HEADERS },
+    body: Buffer.from(JSON.stringify(consoleRuntimeConfig())).toString('base64'),
+    isBase64Encoded: true,
+  };
+}
 
 function errorResult(statusCode: number, code: string, message: string): AssetResult {
   return {
@@ -138,6 +136,10 @@ export const consoleBuildIsFresh = () => existsSync(INDEX_FILE) && statSync(INDE
  * Builds the console with Vite (`vite build`, the config in `console/vite.config.ts`) unless the build is fresh.
  * Vite runs in a child process: its bundler's native code refuses plugin objects made inside Jest's VM modules,
  * and serving the built files never needs Vite loaded.
+ *
+ * The build goes to a folder of its own under `.data/`, which then takes `console/dist`'s place: a server (or a
+ * synth) reading `console/dist` meanwhile, or another build at the same moment (`npm start`, the browser tests,
+ * `cdk synth` all build a stale console), never sees a half-written or emptied folder.
  */
 export async function ensureConsoleBuilt(log: (line: string) => void = (line) => process.stdout.write(line)): Promise<void> {
   if (consoleBuildIsFresh()) return;
@@ -148,16 +150,43 @@ export async function ensureConsoleBuilt(log: (line: string) => void = (line) =>
     log('failed\n');
     throw new Error('The admin console (console/) cannot be built: Vite is not installed. Run `npm install`, then start again.');
   }
+  mkdirSync(BUILD_DIR, { recursive: true });
+  const staging = mkdtempSync(join(BUILD_DIR, 'console-dist-'));
   try {
-    await run(process.execPath, [vite, 'build', '--config', join(CONSOLE_ROOT, 'vite.config.ts'), '--logLevel', 'warn']);
+    await run(process.execPath, [vite, 'build', '--config', join(CONSOLE_ROOT, 'vite.config.ts'), '--logLevel', 'warn', '--outDir', staging, '--emptyOutDir']);
   } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
     log('failed\n');
     throw new Error(
       `The admin console (console/) did not build:\n${error instanceof Error ? error.message : String(error)}\n` +
         'Fix the file named above, then check with `npm run console:build`.',
     );
   }
+  // mkdtemp makes the folder private to this user; the build it becomes is readable like any checkout.
+  chmodSync(staging, 0o755);
+  replaceDist(staging);
   log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+}
+
+/** Where builds are made before they replace `console/dist` (ignored by git, on the same file system). */
+const BUILD_DIR = join(dirname(CONSOLE_ROOT), '.data', 'console-builds');
+
+/** Puts the finished build `staging` in `console/dist`'s place; if another build got there in between, keeps that one. */
+function replaceDist(staging: string): void {
+  const retired = `${staging}-retired`;
+  try {
+    renameSync(CONSOLE_DIST, retired);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  try {
+    renameSync(staging, CONSOLE_DIST);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
+    rmSync(staging, { recursive: true, force: true });
+  }
+  rmSync(retired, { recursive: true, force: true });
 }
 
 /** Runs a command to its end; a failure's message is what it wrote. */

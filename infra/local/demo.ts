@@ -14,7 +14,6 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Stripe from 'stripe';
 import { InMemoryAttemptStore } from '../../examples/partner-backend/src/attempts';
 import { InMemoryOrders } from '../../examples/partner-backend/src/orders';
 import { startPartnerBackend } from '../../examples/partner-backend/src/server';
@@ -27,8 +26,6 @@ import { type BenchService, freePort, sleep, startService, stopService } from '.
 /** The events the demo's endpoint subscribes to. */
 const SUBSCRIBED = ['transaction_succeeded', 'transaction_failed', 'transaction_refunded'];
 
-/** The sandbox processor's secret key (`PROCESSOR_SECRET_KEY`'s local default): what a browser's confirm reaches. */
-const SANDBOX_SECRET_KEY = 'sk_test_sandbox_local';
 
 class DemoFailure extends Error {
   constructor(
@@ -146,9 +143,14 @@ async function demo(service: BenchService): Promise<void> {
       };
     });
 
-    await step('Confirm the payment at the sandbox processor (as the payment element would, with a test card)', async () => {
-      const stripe = new Stripe(SANDBOX_SECRET_KEY, { host: '127.0.0.1', port: Number(service.env.PROCESSOR_SANDBOX_PORT), protocol: 'http' });
-      const intent = await stripe.paymentIntents.confirm(checkout.attempt.processor_payment_intent_id, { payment_method: 'pm_card_visa' });
+    await step('Confirm the payment at the sandbox processor (as the payment element does: publishable key + client_secret, a test card)', async () => {
+      // What Stripe.js sends from the browser: no secret key, only what the backend gave the page.
+      const response = await fetch(`http://127.0.0.1:${service.env.PROCESSOR_SANDBOX_PORT}/v1/payment_intents/${checkout.attempt.processor_payment_intent_id}/confirm`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ payment_method: 'pm_card_visa', client_secret: checkout.client_secret, key: checkout.processor_publishable_key }),
+      });
+      const intent = await json(response, 'POST /v1/payment_intents/{id}/confirm with the publishable key');
       check(intent.status === 'succeeded', () => `the intent is ${intent.status}`);
       return { value: intent, result: `${intent.id} succeeded; the sandbox now posts payment_intent.succeeded, signed, to the service` };
     });

@@ -5,7 +5,7 @@
  * the GET (see `infra/routes.ts`); Node's server then sends the status and headers, `content-length` included,
  * and drops the body, as HTTP requires of any server.
  */
-import { createServer, type IncomingMessage, STATUS_CODES } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
@@ -31,8 +31,20 @@ export interface HttpApi {
   close(): Promise<void>;
 }
 
-export async function startHttpApi(options: { port: number; host?: string }): Promise<HttpApi> {
+/** Requests outside the API that another local server answers (the sandbox checkout at `/sandbox`). */
+export interface LocalMount {
+  matches(pathname: string): boolean;
+  handle(req: IncomingMessage, res: ServerResponse): void;
+}
+
+export async function startHttpApi(options: { port: number; host?: string; mounts?: readonly LocalMount[] }): Promise<HttpApi> {
+  const mounts = options.mounts ?? [];
   const server = createServer((req, res) => {
+    const mount = mounts.length === 0 ? undefined : mountFor(mounts, req.url);
+    if (mount !== undefined) {
+      mount.handle(req, res);
+      return;
+    }
     handle(req)
       .then((result) => writeLambdaResult(res, result))
       .catch((error: unknown) => {
@@ -50,6 +62,17 @@ export async function startHttpApi(options: { port: number; host?: string }): Pr
     port,
     close: () => closeGracefully(server, { graceMs: SHUTDOWN_GRACE_MS }),
   };
+}
+
+/** The mount serving `url`'s path; none for a target that is not a URL path (the API answers it). */
+function mountFor(mounts: readonly LocalMount[], url: string | undefined): LocalMount | undefined {
+  let pathname: string;
+  try {
+    pathname = new URL(url ?? '/', 'http://localhost').pathname;
+  } catch {
+    return undefined;
+  }
+  return mounts.find((candidate) => candidate.matches(pathname));
 }
 
 /**

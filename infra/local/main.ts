@@ -4,9 +4,11 @@
  * processor on PROCESSOR_SANDBOX_PORT and the sandbox payout rails on RAILS_SANDBOX_PORT (state in
  * `.data/processor-sandbox` and `.data/rails-sandbox`), delivers partner webhooks (the local queue's SQS front on
  * WEBHOOK_QUEUE_PORT, fed from the table's stream and the outbox sweep), and, when SETTLEMENT_SCHEDULE is set,
- * runs the scheduled settlement on a timer. Ctrl-C (SIGINT), SIGTERM or SIGHUP (the terminal closed, the SSH
- * session dropped) stops accepting requests, answers the ones already running (up to 10 s), lets a running webhook
- * batch finish, then stops everything, DynamoDB Local's Java process included.
+ * runs the scheduled settlement on a timer. `/sandbox/checkout` is a partner's checkout page on the example
+ * partner backend, with a sandbox partner made on the first visit (`sandbox-checkout.ts`).
+ * Ctrl-C (SIGINT), SIGTERM or SIGHUP (the terminal closed, the SSH session dropped) stops accepting requests,
+ * answers the ones already running (up to 10 s), lets a running webhook batch finish, then stops everything,
+ * DynamoDB Local's Java process included.
  * If DynamoDB Local dies meanwhile it is restarted; if it cannot be, the service stops (exit code 1) rather
  * than answer 500 to every request.
  */
@@ -18,6 +20,8 @@ import { SANDBOX_RAIL_KEYS } from './rails-sandbox';
 import { startLocalRuntime } from './runtime';
 
 const SANDBOX_SECRET_KEY = 'sk_test_sandbox_local';
+/** `PROCESSOR_PUBLISHABLE_KEY`'s local default (lib/config.ts): what the checkout page's Stripe.js is given. */
+const SANDBOX_PUBLISHABLE_KEY = 'pk_test_sandbox_local';
 const SANDBOX_WEBHOOK_SECRET = 'whsec_sandbox_local';
 
 const inMemory = process.argv.includes('--in-memory');
@@ -33,6 +37,7 @@ async function main(): Promise<void> {
       port: config.PROCESSOR_SANDBOX_PORT,
       // The sandbox needs keys even when the service is run without them (to show PROCESSOR_KEY_MISSING).
       secretKey: config.PROCESSOR_SECRET_KEY ?? SANDBOX_SECRET_KEY,
+      publishableKey: config.PROCESSOR_PUBLISHABLE_KEY ?? SANDBOX_PUBLISHABLE_KEY,
       webhookSecret: config.PROCESSOR_WEBHOOK_SECRET ?? SANDBOX_WEBHOOK_SECRET,
       // Beside DynamoDB's data, so a restart finds the intents the transactions there point to.
       stateDir: inMemory ? undefined : join(config.LOCAL_DATA_DIR, 'processor-sandbox'),
@@ -46,6 +51,11 @@ async function main(): Promise<void> {
     },
     settlementSchedule: config.SETTLEMENT_SCHEDULE,
     webhookQueue: { port: config.WEBHOOK_QUEUE_PORT },
+    // Its partner is made on the first visit, with a token of the local admin secret.
+    sandboxCheckout: {
+      adminToken: () => issueLocalAdminToken(config),
+      stateDir: inMemory ? undefined : join(config.LOCAL_DATA_DIR, 'sandbox-checkout'),
+    },
   });
   let stopping = false;
   /** Stops once, whatever asks first (a signal, or a part that died for good); `announce` says why. */
@@ -78,7 +88,8 @@ async function main(): Promise<void> {
       `  HTTP API           ${runtime.apiUrl}/api/v1   (health: ${runtime.apiUrl}/api/v1/health)`,
       `  API reference      ${runtime.apiUrl}/api/v1/docs   (OpenAPI 3.1: ${runtime.apiUrl}/api/v1/openapi.json)`,
       `  Admin console      ${runtime.apiUrl}/admin   (sign in with the admin token below)`,
-      `  Sandbox processor  ${runtime.processorUrl}   (Stripe API subset; test cards pm_card_visa, pm_card_chargeDeclined)`,
+      `  Sandbox checkout   ${runtime.apiUrl}/sandbox/checkout   (a partner's checkout page; card 4242 4242 4242 4242 pays, 4000 0000 0000 0002 is declined)`,
+      `  Sandbox processor  ${runtime.processorUrl}   (Stripe API subset, Stripe.js stand-in at /v3/; test cards pm_card_visa, pm_card_chargeDeclined)`,
       `  Sandbox rails      ${runtime.railsUrl}   (rail-a, rail-b; POST /rail-a/fail-next, GET /rail-a/transfers)`,
       `  Settlement timer   ${runtime.settlementIntervalMs === undefined ? 'off (set SETTLEMENT_SCHEDULE, e.g. rate(5 minutes))' : `${config.SETTLEMENT_SCHEDULE}`}`,
       `  Webhook queue      ${runtime.webhookQueueUrl}   (SQS SendMessage; dead letters: GET ${new URL(runtime.webhookQueueUrl).origin}/dead-letters)`,

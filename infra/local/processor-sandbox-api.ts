@@ -1,18 +1,22 @@
 /**
- * The processor sandbox's HTTP side: Stripe's authentication (`Authorization: Bearer <secretKey>`), routing,
- * idempotent requests, and answers in Stripe's shape (pretty-printed JSON, `request-id`, `stripe-version`).
+ * The processor sandbox's HTTP side: Stripe's authentication (the secret key, or the publishable key for what a
+ * browser may do: `processor-sandbox-keys.ts`, `processor-sandbox-publishable.ts`), routing, idempotent requests,
+ * answers in Stripe's shape (pretty-printed JSON, `request-id`, `stripe-version`), and what browsers get besides
+ * (CORS, the Stripe.js stand-in: `processor-sandbox-browser.ts`).
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { decodePathSegment } from '../routes';
 import { readBody } from './http-server';
+import { browserAnswer, corsHeaders } from './processor-sandbox-browser';
 import { createDispute, createRefund } from './processor-sandbox-charges';
 import { ApiError, invalidRequest } from './processor-sandbox-errors';
 import { randomId, SANDBOX_API_VERSION, type EventDispatcher, type ProcessorEvent } from './processor-sandbox-events';
-import { canonical, malformed, parseForm, type FormHash } from './processor-sandbox-form';
+import { canonical, malformed, parseForm, type FormHash, type FormValue } from './processor-sandbox-form';
 import { checkIdempotencyKey, type IdempotencyKeys } from './processor-sandbox-idempotency';
 import { cancelIntent, confirmIntent, createIntent, retrieveIntent, type ApiResult, type RequestContext } from './processor-sandbox-intents';
+import type { ApiKeys, Caller } from './processor-sandbox-keys';
 import type { SandboxObjects } from './processor-sandbox-objects';
+import { publishableBody, publishableKeyRefused, publishableRefusal, withClientSecretChecked } from './processor-sandbox-publishable';
 
 /** Larger request bodies are refused (413); the service's requests are a few hundred bytes. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -42,6 +46,18 @@ function route(method: string, path: string): Route | undefined {
   return undefined;
 }
 
+type HandlerRoute = Exclude<Route, { kind: 'events' }>;
+
+/** An authenticated request to a handler, with its parameters (`key` taken out). */
+interface ApiRequest {
+  method: string;
+  path: string;
+  matched: HandlerRoute;
+  form: FormHash;
+  caller: Caller;
+  idempotencyKey: string | undefined;
+}
+
 interface Answer {
   status: number;
   body: string;
@@ -53,22 +69,24 @@ interface Answer {
  * idempotency key, runs its handler, and answers only once the handler's changes are saved.
  */
 export class Api {
-  private readonly keyDigest: Buffer;
-  private readonly keyScope: string;
-
   constructor(
-    secretKey: string,
+    private readonly keys: ApiKeys,
+    /** The Stripe.js stand-in's source (`GET /v3`). */
+    private readonly stripeJs: Buffer,
     private readonly objects: SandboxObjects,
     private readonly idempotency: IdempotencyKeys,
     private readonly dispatcher: EventDispatcher,
     /** Resolves once every change made so far is saved (at once without a state directory). */
     private readonly save: () => Promise<void>,
-  ) {
-    this.keyDigest = createHash('sha256').update(secretKey).digest();
-    this.keyScope = this.keyDigest.toString('hex');
-  }
+  ) {}
 
   async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const forBrowser = browserAnswer((req.method ?? 'GET').toUpperCase(), req.url, this.stripeJs);
+    if (forBrowser !== undefined) {
+      req.resume();
+      res.writeHead(forBrowser.status, forBrowser.headers).end(forBrowser.body);
+      return;
+    }
     const requestId = randomId('req_', 14);
     const emitted: string[] = [];
     let answer: Answer;
@@ -92,6 +110,7 @@ export class Api {
       'request-id': requestId,
       'stripe-version': header(req.headers, 'stripe-version') ?? SANDBOX_API_VERSION,
       ...(idempotencyKey !== undefined ? { 'idempotency-key': idempotencyKey } : {}),
+      ...corsHeaders(req.url),
       ...answer.headers,
     });
     // Like Stripe, deliver the events of this request only after answering it ('close': sent or aborted).
@@ -106,33 +125,53 @@ export class Api {
     if (raw === 'too-large') throw invalidRequest(`Request body too large (limit ${MAX_BODY_BYTES} bytes).`, { status: 413 });
     const matched = route(method, path);
     if (matched?.kind === 'events') return { status: 200, body: json({ data: this.dispatcher.list() }), headers: {} };
-    if (path === '/v1' || path.startsWith('/v1/') || path.startsWith('/sandbox/')) this.authenticate(req.headers);
-    if (matched === undefined) {
+    // A POST's parameters are its form body; a GET's are its query string, as the SDK and Stripe.js send them.
+    const readForm = () => parseForm(method === 'POST' ? formBody(req.headers, raw) : query);
+    const isApi = path === '/v1' || path.startsWith('/v1/') || path.startsWith('/sandbox/');
+    const caller = isApi ? this.keys.authenticate(header(req.headers, 'authorization'), () => keyParameter(readForm)) : undefined;
+    if (matched === undefined || caller === undefined) {
       throw invalidRequest(
         `Unrecognized request URL (${method}: ${path}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.`,
         { status: 404 },
       );
     }
-    // A POST's parameters are its form body; a GET's are its query string, as the SDK sends them.
-    const form = parseForm(method === 'POST' ? formBody(req.headers, raw) : query);
-    const idempotencyKey = method === 'POST' ? header(req.headers, 'idempotency-key') : undefined;
+    const form = readForm();
+    delete form.key; // the publishable key, as Stripe.js sends it: authentication's, not the handler's
+    const request: ApiRequest = { method, path, matched, form, caller, idempotencyKey: method === 'POST' ? header(req.headers, 'idempotency-key') : undefined };
+    if (caller.kind === 'secret') return this.respond(request, requestId, emitted);
+    try {
+      return await this.respond(request, requestId, emitted);
+    } catch (error) {
+      // A refusal of a confirm carries the intent: the browser sees it as it sees any intent.
+      throw error instanceof ApiError ? publishableRefusal(error) : error;
+    }
+  }
+
+  /** Refuses what the caller's key may not do, then runs the request once per idempotency key. */
+  private async respond(request: ApiRequest, requestId: string, emitted: string[]): Promise<Answer> {
+    const { method, matched, caller, idempotencyKey } = request;
+    let form = request.form;
+    if (caller.kind === 'publishable') {
+      if (matched.kind !== 'retrieve_intent' && matched.kind !== 'confirm_intent') throw publishableKeyRefused();
+      form = withClientSecretChecked(this.objects, matched.id, form);
+    }
     if (idempotencyKey === undefined) {
-      const answer = this.run(matched, form, requestId, null, emitted);
+      const answer = this.run(matched, form, caller, requestId, null, emitted);
       // Every POST may have changed something (a GET changes nothing): it is answered once that is saved.
       if (method === 'POST') await this.save();
       return answer;
     }
 
     checkIdempotencyKey(idempotencyKey);
-    const scope = `${this.keyScope}:${idempotencyKey}`;
-    const endpoint = `${method} ${path}`;
+    const scope = `${caller.scope}:${idempotencyKey}`;
+    const endpoint = `${method} ${request.path}`;
     const fingerprint = canonical(form);
     const stored = this.idempotency.replay(scope, idempotencyKey, endpoint, fingerprint);
     if (stored !== undefined) {
       await this.save(); // the first request's changes may still be on their way to disk
       return { status: stored.status, body: stored.body, headers: { 'idempotent-replayed': 'true', 'original-request': stored.requestId } };
     }
-    const answer = this.run(matched, form, requestId, idempotencyKey, emitted);
+    const answer = this.run(matched, form, caller, requestId, idempotencyKey, emitted);
     // Reached only when the handler ran (refusals throw): its result is what the key replays from now on.
     this.idempotency.store({ scope, endpoint, fingerprint, status: answer.status, body: answer.body, requestId, storedAt: Date.now() });
     await this.save();
@@ -140,7 +179,7 @@ export class Api {
   }
 
   /** Runs a handler synchronously, so requests never interleave and an idempotency key is never in use twice. */
-  private run(matched: Exclude<Route, { kind: 'events' }>, form: FormHash, requestId: string, idempotencyKey: string | null, emitted: string[]): Answer {
+  private run(matched: HandlerRoute, form: FormHash, caller: Caller, requestId: string, idempotencyKey: string | null, emitted: string[]): Answer {
     const context: RequestContext = {
       emit: (type, object, options) => {
         const fromApi = options?.fromApiRequest ?? true;
@@ -172,33 +211,22 @@ export class Api {
         result = createDispute(this.objects, matched.id, form, context);
         break;
     }
-    return { status: result.status, body: json(result.body), headers: {} };
-  }
-
-  private authenticate(headers: IncomingHttpHeaders): void {
-    const authorization = header(headers, 'authorization');
-    if (authorization === undefined || authorization.trim() === '') {
-      throw invalidRequest(
-        "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication for details, or we can help at https://support.stripe.com/.",
-        { status: 401 },
-      );
-    }
-    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    if (bearer === null) {
-      throw invalidRequest("Invalid Authorization header: use Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY').", { status: 401 });
-    }
-    const key = bearer[1] ?? '';
-    if (!timingSafeEqual(createHash('sha256').update(key).digest(), this.keyDigest)) {
-      throw invalidRequest(`Invalid API Key provided: ${redact(key)}`, { status: 401 });
-    }
+    // The events carry the whole objects (they go to the service); the browser reads what Stripe shows it.
+    const body = caller.kind === 'publishable' ? publishableBody(result.body) : result.body;
+    return { status: result.status, body: json(body), headers: {} };
   }
 }
 
-/** `sk_test_abcdefgh1234` -> `sk_test_********1234`, as Stripe shows a key it refuses. */
-function redact(key: string): string {
-  if (key.length <= 12) return '*'.repeat(key.length);
-  const prefix = /^[a-z]{2,4}_(?:test_|live_)?/.exec(key)?.[0] ?? '';
-  return `${prefix}${'*'.repeat(key.length - prefix.length - 4)}${key.slice(-4)}`;
+/** The `key` parameter, when the parameters can be read and it is a non-empty string; else none. */
+function keyParameter(readForm: () => FormHash): string | undefined {
+  let key: FormValue | undefined;
+  try {
+    key = readForm().key;
+  } catch (error) {
+    if (error instanceof ApiError) return undefined; // unreadable parameters: answered as a request without a key
+    throw error;
+  }
+  return typeof key === 'string' && key !== '' ? key : undefined;
 }
 
 function requestTarget(url: string | undefined): { path: string; query: string } {

@@ -1,7 +1,8 @@
 /**
- * Stripe's idempotent requests, as the sandbox keeps them: a POST's `Idempotency-Key` (scoped to the secret
- * key) stores the first response the handler gave; the same key with the same endpoint and parameters replays
- * it, with other parameters or on another endpoint is an `idempotency_error`. Keys are kept 24 hours.
+ * Stripe's idempotent requests, as the sandbox keeps them: a POST's `Idempotency-Key` (scoped to the API key,
+ * secret or publishable) stores the first response the handler gave; the same key with the same endpoint and
+ * parameters replays it, with other parameters or on another endpoint is an `idempotency_error`. Keys are kept
+ * 24 hours.
  */
 import { idempotencyError, invalidRequest } from './processor-sandbox-errors';
 
@@ -11,7 +12,7 @@ const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /** The first response to a request under one key, and what the request was, to tell a retry from a reuse. */
 export interface StoredResponse {
-  /** The secret key's scope and the idempotency key. */
+  /** The API key's scope (`Caller.scope`) and the idempotency key. */
   scope: string;
   /** `POST /v1/payment_intents` */
   endpoint: string;
@@ -35,7 +36,7 @@ export function checkIdempotencyKey(key: string): void {
   }
 }
 
-/** The stored responses, by the secret key's scope and the idempotency key; saved and loaded with the state. */
+/** The stored responses, by the API key's scope and the idempotency key; saved and loaded with the state. */
 export class IdempotencyKeys {
   /** By scope, oldest first (a key stored again moves to the end), so expired keys are at the front. */
   private readonly responses = new Map<string, StoredResponse>();

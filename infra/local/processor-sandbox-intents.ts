@@ -140,7 +140,10 @@ export function createIntent(objects: SandboxObjects, form: FormHash): ApiResult
   return { status: 200, body: intent };
 }
 
-/** Takes `client_secret` (at Stripe, a publishable-key read needs it) and ignores it: the secret key reads any intent. */
+/**
+ * Takes `client_secret` and ignores it: the secret key reads any intent (a publishable-key read has it checked,
+ * and taken out, first: `processor-sandbox-publishable.ts`).
+ */
 export function retrieveIntent(objects: SandboxObjects, id: string, query: FormHash): ApiResult {
   new Params(query, ['client_secret']);
   return { status: 200, body: intentFromPath(objects, id) };

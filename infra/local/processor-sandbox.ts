@@ -5,17 +5,26 @@
  *
  * Stripe's API served here:
  *   POST /v1/payment_intents                create (requires_payment_method)
- *   GET  /v1/payment_intents/:id            retrieve
+ *   GET  /v1/payment_intents/:id            retrieve (also with the publishable key and `client_secret`)
  *   POST /v1/payment_intents/:id/confirm    pm_card_visa succeeds, pm_card_chargeDeclined is declined (402)
+ *                                           (also with the publishable key and `client_secret`)
  *   POST /v1/payment_intents/:id/cancel
  *   POST /v1/refunds                        by payment_intent or charge, full or partial
+ *   OPTIONS /v1/*                           CORS preflight (204, no auth)
+ * As js.stripe.com serves it:
+ *   GET  /v3, /v3/, /v3/stripe.js           the Stripe.js stand-in (`processor-sandbox-js/stripe.js`; no auth):
+ *                                           Stripe(pk), elements({ clientSecret }), the payment element,
+ *                                           elements.submit(), confirmPayment, retrievePaymentIntent
  * Sandbox-only:
  *   POST /sandbox/payment_intents/:id/dispute   the cardholder disputes the payment (charge.dispute.created)
  *   GET  /sandbox/events                        every event with its delivery attempts (no auth: for humans)
  *
- * As at Stripe: every /v1 request (and the dispute trigger) needs `Authorization: Bearer <secretKey>`; bodies are
- * form-encoded (`metadata[k]=v`, `payment_method_types[0]=card`); errors are `{ error: { type, code,
- * message, param } }` with Stripe's statuses; a POST's `Idempotency-Key` (scoped to the secret key, kept 24 h)
+ * As at Stripe: every /v1 request (and the dispute trigger) needs `Authorization: Bearer <secretKey>`, except
+ * that a browser may retrieve and confirm an intent with the publishable key (`Authorization: Bearer <pk>` or,
+ * as Stripe.js sends it, the `key` parameter) and the intent's `client_secret`, and reads it without `metadata`;
+ * any other call with the publishable key is refused (401). /v1 answers carry `access-control-allow-origin: *`.
+ * Bodies are form-encoded (`metadata[k]=v`, `payment_method_types[0]=card`); errors are `{ error: { type, code,
+ * message, param } }` with Stripe's statuses; a POST's `Idempotency-Key` (scoped to the API key, kept 24 h)
  * replays the first response (`Idempotent-Replayed: true`) or, with other parameters, answers 400
  * `idempotency_error`. Events are delivered after the response that caused them has been sent.
  *
@@ -23,17 +32,21 @@
  * that changed something is answered only once its change is on disk.
  *
  * This file starts and stops the sandbox and is its public surface. The parts, each in `processor-sandbox-<part>.ts`:
- * `api` (HTTP: auth, routing, idempotent requests), `form` (Stripe's form encoding), `params` (parameter
- * checks), `intents` (the PaymentIntent state machine), `charges` (refunds, disputes), `objects` (Stripe's
- * object shapes and their store), `idempotency`, `state` (the state file), `events` (signed webhook delivery),
- * `errors` (Stripe's error shape).
+ * `api` (HTTP: routing, idempotent requests), `keys` (which API key a request carries), `publishable` (what the
+ * publishable key may do and see), `browser` (CORS, serving the Stripe.js stand-in), `form` (Stripe's form
+ * encoding), `params` (parameter checks), `intents` (the PaymentIntent state machine), `charges` (refunds,
+ * disputes), `objects` (Stripe's object shapes and their store), `idempotency`, `state` (the state file),
+ * `events` (signed webhook delivery), `errors` (Stripe's error shape). The stand-in itself is plain browser
+ * JavaScript, `processor-sandbox-js/stripe.js`.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { closeGracefully, listen } from './http-server';
 import { Api } from './processor-sandbox-api';
+import { loadStripeJs } from './processor-sandbox-browser';
 import { DEFAULT_RETRY_DELAYS_MS, EventDispatcher, type SandboxEvent } from './processor-sandbox-events';
 import { IdempotencyKeys } from './processor-sandbox-idempotency';
+import { ApiKeys } from './processor-sandbox-keys';
 import { SandboxObjects, type SandboxPaymentIntent } from './processor-sandbox-objects';
 import { loadState, type SandboxState, STATE_VERSION } from './processor-sandbox-state';
 import { StateFile } from './state-file';
@@ -69,8 +82,13 @@ export type {
 export interface ProcessorSandboxOptions {
   port: number;
   host?: string;
-  /** The only API key accepted (`Authorization: Bearer <secretKey>`). */
+  /** The API key that may make every call (`Authorization: Bearer <secretKey>`). */
   secretKey: string;
+  /**
+   * The key a browser holds (`pk_...`): it may only retrieve and confirm an intent whose `client_secret` it
+   * names (`Authorization: Bearer <publishableKey>` or the `key` parameter, as Stripe.js sends it).
+   */
+  publishableKey: string;
   /** Signs the events (`processor-signature`). */
   webhookSecret: string;
   /** Where events are POSTed. */
@@ -103,6 +121,7 @@ export interface ProcessorSandbox {
  */
 export async function startProcessorSandbox(options: ProcessorSandboxOptions): Promise<ProcessorSandbox> {
   const webhookUrl = checkOptions(options);
+  const stripeJs = await loadStripeJs();
   const saved = options.stateDir === undefined ? undefined : await loadState(options.stateDir);
   const objects = new SandboxObjects(saved);
   const idempotency = new IdempotencyKeys(saved?.idempotency);
@@ -124,7 +143,7 @@ export async function startProcessorSandbox(options: ProcessorSandboxOptions): P
     },
     saved?.events,
   );
-  const api = new Api(options.secretKey, objects, idempotency, dispatcher, save);
+  const api = new Api(new ApiKeys(options.secretKey, options.publishableKey), stripeJs, objects, idempotency, dispatcher, save);
   const server = createServer((req, res) => {
     api.serve(req, res).catch((error: unknown) => {
       // Only a failure to write the response gets here; the request's own errors are answered in serve().
@@ -151,6 +170,11 @@ export async function startProcessorSandbox(options: ProcessorSandboxOptions): P
 
 function checkOptions(options: ProcessorSandboxOptions): URL {
   if (options.secretKey.trim() === '') throw new Error('processor sandbox: secretKey must not be empty');
+  // Checked as a value too: a caller in plain JavaScript may leave it out.
+  if (typeof options.publishableKey !== 'string' || !/^pk_\S+$/.test(options.publishableKey)) {
+    throw new Error(`processor sandbox: publishableKey must be a publishable key (pk_...), got ${JSON.stringify(options.publishableKey)}`);
+  }
+  if (options.publishableKey === options.secretKey) throw new Error('processor sandbox: publishableKey must differ from secretKey');
   if (options.webhookSecret.trim() === '') throw new Error('processor sandbox: webhookSecret must not be empty');
   let webhookUrl: URL;
   try {

@@ -18,6 +18,7 @@ import { startHttpApi } from './http-api';
 import { loadFunction } from './load-function';
 import { startProcessorSandbox } from './processor-sandbox';
 import { startRailsSandbox } from './rails-sandbox';
+import { isSandboxPath, sandboxCheckout } from './sandbox-checkout';
 import { parseRate } from './schedule';
 import { invokeAsScheduled, type ScheduledHandler, startRateTimer } from './settlement-timer';
 import { stopsInReverse } from './stops';
@@ -29,14 +30,19 @@ export interface LocalRuntimeOptions {
   /** `undefined`: DynamoDB Local keeps its data in memory. */
   dataDir: string | undefined;
   tableName: string;
-  /** `stateDir`: where the sandbox processor keeps its state; `undefined` keeps it in memory. */
-  processor: { port: number; secretKey: string; webhookSecret: string; stateDir?: string | undefined };
+  /**
+   * `stateDir`: where the sandbox processor keeps its state; `undefined` keeps it in memory. `publishableKey`: what
+   * a browser pays with through the sandbox (its Stripe.js stand-in at `${processorUrl}/v3/`).
+   */
+  processor: { port: number; secretKey: string; publishableKey: string; webhookSecret: string; stateDir?: string | undefined };
   /** The sandbox payout rails; `stateDir`: where they keep their transfers and paid keys (`undefined`: in memory). */
   rails: { port: number; keys: { railA: string; railB: string }; stateDir?: string | undefined };
   /** `SETTLEMENT_SCHEDULE`: a rate expression (`rate(5 minutes)`; seconds allowed locally); unset: no timer. */
   settlementSchedule?: string | undefined;
   /** The partner webhook delivery queue's SQS front (`WEBHOOK_QUEUE_URL` must point at it). */
   webhookQueue: { port: number };
+  /** Serves the sandbox checkout at `/sandbox` (`sandbox-checkout.ts`); `stateDir`: where its partner is kept. */
+  sandboxCheckout?: { adminToken: () => Promise<string>; stateDir?: string | undefined };
 }
 
 export interface LocalRuntime {
@@ -73,6 +79,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     const processor = await startProcessorSandbox({
       port: options.processor.port,
       secretKey: options.processor.secretKey,
+      publishableKey: options.processor.publishableKey,
       webhookSecret: options.processor.webhookSecret,
       webhookUrl: `http://localhost:${options.httpPort}/api/v1/webhooks/processor`,
       stateDir: options.processor.stateDir,
@@ -100,7 +107,21 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       });
       stops.push(timer.stop);
     }
-    const api = await startHttpApi({ port: options.httpPort });
+    const sandbox =
+      options.sandboxCheckout === undefined
+        ? undefined
+        : sandboxCheckout({
+            apiOrigin: `http://127.0.0.1:${options.httpPort}`,
+            processorJsUrl: `http://127.0.0.1:${new URL(processor.url).port}/v3/`,
+            adminToken: options.sandboxCheckout.adminToken,
+            stateDir: options.sandboxCheckout.stateDir,
+          });
+    // Stopped after the HTTP API (pushed first): its reconciliations read the API.
+    if (sandbox !== undefined) stops.push(sandbox.idle);
+    const api = await startHttpApi({
+      port: options.httpPort,
+      mounts: sandbox === undefined ? [] : [{ matches: isSandboxPath, handle: sandbox.handle }],
+    });
     stops.push(api.close);
     return {
       apiUrl: api.url,

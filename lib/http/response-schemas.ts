@@ -115,6 +115,9 @@ export const ApiKey = z
   })
   .meta({ id: 'ApiKey', description: 'An API key as issued, without the key or its HMAC secret (shown only when issued). A revoked key is gone' });
 
+/** A page of a partner's keys or of the platform-wide keys (`GET /admin/partners/{id}/api-keys`, `GET /admin/api-keys`). */
+export const ApiKeyPage = pageOf(ApiKey, 'ApiKeyPage');
+
 export const Transaction = z
   .strictObject({
     id: z.string(),
@@ -242,7 +245,7 @@ export const AuditEvent = z
   .strictObject({
     id: z.string(),
     type: z.enum(AUDIT_EVENT_TYPES),
-    partner_id: z.string().nullable().meta({ description: 'The partner it concerns; null for a settlement run over every partner' }),
+    partner_id: z.string().nullable().meta({ description: 'The partner it concerns; null for a settlement run over every partner and for a platform-wide API key' }),
     resource_type: z.string(),
     resource_id: z.string(),
     details: jsonObject,

@@ -1,15 +1,19 @@
 /**
- * API keys: found by the SHA-256 of the key; the HMAC secret stored sealed (envelope-encrypted). A partner's keys
- * are also listed per partner (gsi1 `APIKEYS#<partner_id>`), without their hash or secret.
+ * API keys: found by the SHA-256 of the key; the HMAC secret stored sealed (envelope-encrypted). Listed newest
+ * first on gsi1, a partner's keys under `APIKEYS#<partner_id>` and the platform-wide ones under `APIKEYS`, without
+ * their hash or secret. An admin's issue and revocation write their audit event in the same transaction.
  */
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { KeyScope } from '../auth/credentials';
+import type { AuditEvent } from '../domain/audit';
 import { errors } from '../domain/errors';
 import type { SealedSecret } from '../secrets/secret-box';
-import { failedConditions, isConditionFailure } from './conditions';
+import { putAuditEvent } from './audit-events';
+import { failedConditions } from './conditions';
 import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
 import { type Page, queryPage } from './paging';
+import { transactWrite } from './transact';
 
 export interface StoredApiKey {
   keyId: string;
@@ -36,38 +40,44 @@ export const toApiKey = (item: Record<string, unknown>): StoredApiKey => ({
 });
 
 /**
- * Writes the key and its id pointer in one transaction; a partner key also requires its partner to exist at
- * that moment (404 PARTNER_NOT_FOUND otherwise).
+ * A key's gsi1 keys: its partner's partition, or the platform-wide one for a key of no partner. What a key is
+ * written with, and what `npm run backfill:api-keys` gives the keys issued before the index existed.
  */
-export async function createApiKey(apiKey: StoredApiKey): Promise<void> {
+export const apiKeyIndexOf = (key: Pick<StoredApiKey, 'keyId' | 'partnerId' | 'createdAt'>) =>
+  key.partnerId === undefined ? keys.platformApiKeyIndex(key.keyId, key.createdAt) : keys.apiKeyIndex(key.partnerId, key.keyId, key.createdAt);
+
+/**
+ * Writes the key, its id pointer (with the key's scope and partner, for its revocation's audit event) and its audit
+ * event in one transaction; a partner key also requires its partner to exist at that moment (404
+ * PARTNER_NOT_FOUND otherwise: then nothing is written, the event neither).
+ */
+export async function createApiKey(apiKey: StoredApiKey, audit: AuditEvent): Promise<void> {
+  const partnerCheck =
+    apiKey.partnerId === undefined
+      ? []
+      : [{ ConditionCheck: { TableName: tableName, Key: keys.partner(apiKey.partnerId), ConditionExpression: 'attribute_exists(pk)' } }];
   const transactItems = [
     {
       Put: {
         TableName: tableName,
-        Item: {
-          ...keys.apiKey(apiKey.keyHash),
-          ...(apiKey.partnerId === undefined ? {} : keys.apiKeyIndex(apiKey.partnerId, apiKey.keyId, apiKey.createdAt)),
-          entity: 'apiKey',
-          ...apiKey,
-        },
+        Item: { ...keys.apiKey(apiKey.keyHash), ...apiKeyIndexOf(apiKey), entity: 'apiKey', ...apiKey },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
     {
       Put: {
         TableName: tableName,
-        Item: { ...keys.apiKeyId(apiKey.keyId), entity: 'apiKeyId', keyId: apiKey.keyId, keyHash: apiKey.keyHash },
+        Item: { ...keys.apiKeyId(apiKey.keyId), entity: 'apiKeyId', keyId: apiKey.keyId, keyHash: apiKey.keyHash, scope: apiKey.scope, partnerId: apiKey.partnerId },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
-    ...(apiKey.partnerId === undefined
-      ? []
-      : [{ ConditionCheck: { TableName: tableName, Key: keys.partner(apiKey.partnerId), ConditionExpression: 'attribute_exists(pk)' } }]),
+    ...partnerCheck,
+    putAuditEvent(audit),
   ];
   try {
-    await documentClient.send(new TransactWriteCommand({ TransactItems: transactItems }));
+    await transactWrite(transactItems);
   } catch (error) {
-    if (failedConditions(error).includes(2)) throw errors.partnerNotFound();
+    if (partnerCheck.length > 0 && failedConditions(error).includes(2)) throw errors.partnerNotFound();
     throw error;
   }
 }
@@ -80,36 +90,49 @@ export async function findApiKey(keyHash: string): Promise<StoredApiKey | undefi
   return Item === undefined ? undefined : toApiKey(Item);
 }
 
+const listIn = (partition: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<ApiKeySummary>> =>
+  queryPage({ index: 'gsi1', partition, ...page, toItem: (item) => summaryOf(toApiKey(item)) });
+
 /**
  * A partner's keys, newest first, paged. A revoked key is deleted, so it is not listed. Keys issued before the
- * index existed carry no gsi1 keys and are not listed until backfilled.
+ * index existed carry no gsi1 keys and are not listed until backfilled (`npm run backfill:api-keys`).
  */
-export function listPartnerApiKeys(partnerId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<ApiKeySummary>> {
-  return queryPage({
-    index: 'gsi1',
-    partition: keys.apiKeysOf(partnerId),
-    ...page,
-    toItem: (item) => summaryOf(toApiKey(item)),
-  });
-}
+export const listPartnerApiKeys = (partnerId: string, page: { limit: number; cursor?: string | undefined }) => listIn(keys.apiKeysOf(partnerId), page);
 
-/** Deletes the key and its pointer atomically; 404 API_KEY_NOT_FOUND for an unknown (or already revoked) id. */
-export async function revokeApiKey(keyId: string): Promise<void> {
-  const { Item } = await documentClient.send(
+/** The platform-wide keys (of no partner), newest first, paged; as {@link listPartnerApiKeys}. */
+export const listPlatformApiKeys = (page: { limit: number; cursor?: string | undefined }) => listIn(keys.platformApiKeys, page);
+
+/** A key as its revocation needs it: the hash its item is found by, and what its audit event names. */
+export type ApiKeyRef = Pick<StoredApiKey, 'keyId' | 'keyHash' | 'scope' | 'partnerId'>;
+
+/**
+ * The key with id `keyId`, from its pointer (strongly consistent); `undefined` for an unknown or revoked id. A
+ * pointer written before it held the key's scope is followed to the key itself (one more read, for old keys only).
+ */
+export async function findApiKeyById(keyId: string): Promise<ApiKeyRef | undefined> {
+  const { Item: pointer } = await documentClient.send(
     new GetCommand({ TableName: tableName, Key: keys.apiKeyId(keyId), ConsistentRead: true }),
   );
-  if (Item === undefined) throw errors.apiKeyNotFound();
+  if (pointer === undefined) return undefined;
+  const keyHash = pointer.keyHash as string;
+  if (pointer.scope !== undefined) return { keyId, keyHash, scope: pointer.scope as KeyScope, partnerId: pointer.partnerId as string | undefined };
+  const key = await findApiKey(keyHash);
+  return key === undefined ? undefined : { keyId, keyHash, scope: key.scope, partnerId: key.partnerId };
+}
+
+/**
+ * Deletes the key and its pointer, and writes the audit event, in one transaction conditional on the pointer
+ * still existing: 404 API_KEY_NOT_FOUND if another revocation got there first (then no event is written).
+ */
+export async function revokeApiKey(key: ApiKeyRef, audit: AuditEvent): Promise<void> {
   try {
-    await documentClient.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Delete: { TableName: tableName, Key: keys.apiKeyId(keyId), ConditionExpression: 'attribute_exists(pk)' } },
-          { Delete: { TableName: tableName, Key: keys.apiKey(Item.keyHash as string) } },
-        ],
-      }),
-    );
+    await transactWrite([
+      { Delete: { TableName: tableName, Key: keys.apiKeyId(key.keyId), ConditionExpression: 'attribute_exists(pk)' } },
+      { Delete: { TableName: tableName, Key: keys.apiKey(key.keyHash) } },
+      putAuditEvent(audit),
+    ]);
   } catch (error) {
-    if (isConditionFailure(error)) throw errors.apiKeyNotFound();
+    if (failedConditions(error).includes(0)) throw errors.apiKeyNotFound();
     throw error;
   }
 }

@@ -39,6 +39,12 @@ export const keys = {
     gsi1pk: keys.apiKeysOf(partnerId),
     gsi1sk: timeOrdered(createdAt, keyId),
   }),
+  /** The gsi1 partition of the platform-wide keys (no partner's), newest first: the admin console lists them to revoke. */
+  platformApiKeys: 'APIKEYS',
+  platformApiKeyIndex: (keyId: string, createdAt: string): IndexKeys => ({
+    gsi1pk: keys.platformApiKeys,
+    gsi1sk: timeOrdered(createdAt, keyId),
+  }),
 
   /** A client lives under its partner; `client_id` is the partner's own identifier, unique per partner. */
   client: (partnerId: string, clientId: string): TableKey => ({ pk: `PARTNER#${partnerId}`, sk: `CLIENT#${clientId}` }),

@@ -1,11 +1,13 @@
-/** Partner records. */
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { errors } from '../domain/errors';
+/** Partner records. An admin's create and update write their audit event in the same transaction. */
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { AuditEvent } from '../domain/audit';
 import type { Partner } from '../domain/partner';
-import { isConditionFailure } from './conditions';
+import { putAuditEvent } from './audit-events';
+import { cancelledItem, failedConditions } from './conditions';
 import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
 import { type Page, queryPage } from './paging';
+import { transactWrite } from './transact';
 
 export const toPartner = (item: Record<string, unknown>): Partner => ({
   partnerId: item.partnerId as string,
@@ -19,14 +21,18 @@ export const toPartner = (item: Record<string, unknown>): Partner => ({
   updatedAt: item.updatedAt as string,
 });
 
-export async function createPartner(partner: Partner): Promise<Partner> {
-  await documentClient.send(
-    new PutCommand({
-      TableName: tableName,
-      Item: { ...keys.partner(partner.partnerId), ...keys.partnerIndex(partner.partnerId, partner.createdAt), entity: 'partner', ...partner },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+/** Writes a new partner (its id is new: created once) and its audit event, in one transaction. */
+export async function createPartner(partner: Partner, audit: AuditEvent): Promise<Partner> {
+  await transactWrite([
+    {
+      Put: {
+        TableName: tableName,
+        Item: { ...keys.partner(partner.partnerId), ...keys.partnerIndex(partner.partnerId, partner.createdAt), entity: 'partner', ...partner },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    putAuditEvent(audit),
+  ]);
   return partner;
 }
 
@@ -42,25 +48,35 @@ export type PartnerChanges = Partial<
   Pick<Partner, 'name' | 'status' | 'kycStatus' | 'serviceFeePercentage' | 'rateLimitPerMinute' | 'branding'>
 >;
 
-/** Applies the given fields (only those), conditional on the partner existing. */
-export async function updatePartner(partnerId: string, changes: PartnerChanges, now: string): Promise<Partner> {
+/** `updated`; `changed`: the partner is no longer as it was read (nothing written); `gone`: no such partner. */
+export type PartnerUpdate = 'updated' | 'changed' | 'gone';
+
+/**
+ * Applies the given fields (only those) and writes the audit event, in one transaction conditional on the partner
+ * being as it was read (`updatedAt` unchanged): so the event's "before" values are exactly what the update
+ * replaced, and the partner it answers is exactly what was written.
+ */
+export async function updatePartner(seen: Partner, changes: PartnerChanges, now: string, audit: AuditEvent): Promise<PartnerUpdate> {
   const fields = Object.entries({ ...changes, updatedAt: now }).filter(([, value]) => value !== undefined);
   try {
-    const { Attributes } = await documentClient.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: keys.partner(partnerId),
-        UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
-        ExpressionAttributeNames: Object.fromEntries(fields.map(([name], i) => [`#f${i}`, name])),
-        ExpressionAttributeValues: Object.fromEntries(fields.map(([, value], i) => [`:v${i}`, value])),
-        ConditionExpression: 'attribute_exists(pk)',
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return toPartner(Attributes ?? {});
+    await transactWrite([
+      {
+        Update: {
+          TableName: tableName,
+          Key: keys.partner(seen.partnerId),
+          UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
+          ConditionExpression: 'updatedAt = :seen',
+          ExpressionAttributeNames: Object.fromEntries(fields.map(([name], i) => [`#f${i}`, name])),
+          ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([, value], i) => [`:v${i}`, value])), ':seen': seen.updatedAt },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+      putAuditEvent(audit),
+    ]);
+    return 'updated';
   } catch (error) {
-    if (isConditionFailure(error)) throw errors.partnerNotFound();
-    throw error;
+    if (!failedConditions(error).includes(0)) throw error;
+    return cancelledItem(error, 0) === undefined ? 'gone' : 'changed';
   }
 }
 

@@ -1,5 +1,11 @@
-/** Admin use cases: partners and their credentials (decisions.md §2). */
+/**
+ * Admin use cases: partners and their credentials (decisions.md §2). Every change an admin makes here is recorded
+ * in the audit log in the same transaction as the change (`lib/domain/audit.ts`): a change never exists without
+ * its event, nor an event without its change. `by` is the caller the event names (`details.admin`).
+ */
 import { type KeyScope, generateApiKey, generateHmacSecret, hashApiKey } from '../auth/credentials';
+import { adminOf, newAuditEvent, partnerChangeDetails, partnerSettingsDetails } from '../domain/audit';
+import type { Caller } from '../domain/caller';
 import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
 import type { KycStatus, Partner, PartnerStatus } from '../domain/partner';
@@ -17,9 +23,18 @@ export interface NewPartner {
   branding: Partner['branding'];
 }
 
-export async function createPartner(input: NewPartner): Promise<Partner> {
-  const now = new Date().toISOString();
-  return partners.createPartner({ partnerId: newId.partner(), ...input, createdAt: now, updatedAt: now });
+/**
+ * Creates a partner with a new id. One transaction (atomic): the partner and its `partner.created` event (who, and
+ * the settings as created). `by` is optional only for callers outside a request (a test seeding data).
+ */
+export async function createPartner(input: NewPartner, by?: Caller): Promise<Partner> {
+  const now = new Date();
+  const partner: Partner = { partnerId: newId.partner(), ...input, createdAt: now.toISOString(), updatedAt: now.toISOString() };
+  const audit = newAuditEvent(
+    { type: 'partner.created', partnerId: partner.partnerId, resourceType: 'partner', resourceId: partner.partnerId, details: { admin: adminOf(by), ...partnerSettingsDetails(partner) } },
+    now,
+  );
+  return partners.createPartner(partner, audit);
 }
 
 export async function getPartner(partnerId: string): Promise<Partner> {
@@ -30,8 +45,30 @@ export async function getPartner(partnerId: string): Promise<Partner> {
 
 export const listPartners = partners.listPartners;
 
-export const updatePartner = (partnerId: string, changes: partners.PartnerChanges) =>
-  partners.updatePartner(partnerId, changes, new Date().toISOString());
+/** Reads an update may lose to concurrent updates of the same partner before it answers 503 (retry shortly). */
+const UPDATE_ATTEMPTS = 3;
+
+/**
+ * Changes the fields given (only those). Steps: read the partner (strongly consistent; 404 PARTNER_NOT_FOUND);
+ * then one transaction (atomic): the update, conditional on the partner being still as read, and its
+ * `partner.updated` event (who, the fields set, each after and before). A concurrent update in between is read
+ * again and the change applied to it (503 SERVICE_UNAVAILABLE after {@link UPDATE_ATTEMPTS} such losses).
+ * Answers the partner as written.
+ */
+export async function updatePartner(partnerId: string, changes: partners.PartnerChanges, by: Caller): Promise<Partner> {
+  const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as partners.PartnerChanges;
+  for (let attempt = 1; ; attempt++) {
+    const current = await partners.getPartner(partnerId);
+    if (current === undefined) throw errors.partnerNotFound();
+    const now = new Date();
+    const details = { admin: adminOf(by), ...partnerChangeDetails(current, given) };
+    const audit = newAuditEvent({ type: 'partner.updated', partnerId, resourceType: 'partner', resourceId: partnerId, details }, now);
+    const outcome = await partners.updatePartner(current, given, now.toISOString(), audit);
+    if (outcome === 'updated') return { ...current, ...given, updatedAt: now.toISOString() };
+    if (outcome === 'gone') throw errors.partnerNotFound();
+    if (attempt >= UPDATE_ATTEMPTS) throw errors.contended();
+  }
+}
 
 export interface IssuedApiKey {
   keyId: string;
@@ -43,32 +80,61 @@ export interface IssuedApiKey {
 
 /**
  * Creates an API key and its HMAC secret. Steps: generate both; seal the HMAC secret (envelope encryption);
- * store the key's hash, the sealed secret and the id pointer in one transaction (atomic, and conditional on
- * the partner existing for a partner key). The plaintext key and secret are returned once and never stored.
+ * store the key's hash, the sealed secret, the id pointer and the `api_key.created` event (who, the key's id and
+ * scope: never the key, its hash or its secret) in one transaction (atomic, and conditional on the partner
+ * existing for a partner key). The plaintext key and secret are returned once and never stored. `by` is optional
+ * only for callers outside a request (a test seeding data).
  */
-export async function issueApiKey(scope: KeyScope, partnerId?: string): Promise<IssuedApiKey> {
+export async function issueApiKey(scope: KeyScope, partnerId?: string, by?: Caller): Promise<IssuedApiKey> {
   const apiKey = generateApiKey(scope);
   const hmacSecret = generateHmacSecret();
   const keyId = newId.apiKey();
-  await apiKeys.createApiKey({
-    keyId,
-    keyHash: hashApiKey(apiKey),
-    scope,
-    partnerId,
-    hmacSecret: await secretBox.seal(hmacSecret, SECRET_PURPOSE.hmac),
-    createdAt: new Date().toISOString(),
-  });
+  const now = new Date();
+  const audit = newAuditEvent(
+    { type: 'api_key.created', partnerId: partnerId ?? null, resourceType: 'api_key', resourceId: keyId, details: { admin: adminOf(by), scope } },
+    now,
+  );
+  await apiKeys.createApiKey(
+    {
+      keyId,
+      keyHash: hashApiKey(apiKey),
+      scope,
+      partnerId,
+      hmacSecret: await secretBox.seal(hmacSecret, SECRET_PURPOSE.hmac),
+      createdAt: now.toISOString(),
+    },
+    audit,
+  );
   return { keyId, apiKey, hmacSecret, scope, partnerId };
 }
+
+type PageRequest = { limit: number; cursor?: string | undefined };
 
 /**
  * A partner's API keys, newest first, paged, without hash or secret (what the admin console lists to revoke
  * one); 404 PARTNER_NOT_FOUND for an unknown partner.
  */
-export async function listPartnerApiKeys(partnerId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<apiKeys.ApiKeySummary>> {
+export async function listPartnerApiKeys(partnerId: string, page: PageRequest): Promise<Page<apiKeys.ApiKeySummary>> {
   const [partner, found] = await Promise.all([partners.getPartner(partnerId), apiKeys.listPartnerApiKeys(partnerId, page)]);
   if (partner === undefined) throw errors.partnerNotFound();
   return found;
 }
 
-export const revokeApiKey = apiKeys.revokeApiKey;
+/** The platform-wide API keys (of no partner), newest first, paged, without hash or secret. */
+export const listPlatformApiKeys = (page: PageRequest): Promise<Page<apiKeys.ApiKeySummary>> => apiKeys.listPlatformApiKeys(page);
+
+/**
+ * Revokes a key (partner-scoped or platform-wide). Steps: find it by id (strongly consistent; 404
+ * API_KEY_NOT_FOUND for an unknown or already revoked id); then one transaction (atomic, conditional on the key
+ * still existing): the key and its pointer deleted, and the `api_key.revoked` event (who, the key's scope, its
+ * partner). A concurrent revocation of the same key makes one 204 and one 404, and one event.
+ */
+export async function revokeApiKey(keyId: string, by: Caller): Promise<void> {
+  const key = await apiKeys.findApiKeyById(keyId);
+  if (key === undefined) throw errors.apiKeyNotFound();
+  const audit = newAuditEvent(
+    { type: 'api_key.revoked', partnerId: key.partnerId ?? null, resourceType: 'api_key', resourceId: keyId, details: { admin: adminOf(by), scope: key.scope } },
+    new Date(),
+  );
+  await apiKeys.revokeApiKey(key, audit);
+}

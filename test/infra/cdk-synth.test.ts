@@ -16,7 +16,7 @@ async function synth(context: string[]): Promise<Record<string, { Resources: Rec
   const outdir = mkdtempSync(join(tmpdir(), 'cdk-out-'));
   try {
     await promisify(execFile)('npx', ['cdk', 'synth', '--quiet', '--output', outdir, ...context.flatMap((setting) => ['-c', setting])], { timeout: 120_000 });
-    const stacks = ['PartnerPayments-Stateful', 'PartnerPayments-Api', 'PartnerPayments-Delivery', 'PartnerPayments-Settlement'];
+    const stacks = ['PartnerPayments-Stateful', 'PartnerPayments-Api', 'PartnerPayments-Delivery', 'PartnerPayments-Settlement', 'PartnerPayments-Console'];
     return Object.fromEntries(stacks.map((stack) => [stack, JSON.parse(readFileSync(join(outdir, `${stack}.template.json`), 'utf8'))]));
   } finally {
     rmSync(outdir, { recursive: true, force: true });
@@ -48,6 +48,8 @@ describe('npx cdk synth', () => {
       'apiThrottleBurst=100',
       'alarmEmail=oncall@example.com',
       'processorWebhookConcurrency=20',
+      'consoleOidcIssuer=https://issuer.example/',
+      'consoleOidcClientId=partner-payments-console',
     ]);
 
     for (const template of Object.values(templates)) expect(Object.keys(template.Resources).length).toBeGreaterThan(0);

@@ -253,6 +253,7 @@ describe('API stack', () => {
     const withArn = functions.filter(([, fn]) => fn.Properties.Environment.Variables.CURSOR_SECRET_ARN !== undefined).map(([id]) => id);
 
     expect(lists.sort()).toEqual([
+      'admin-api-keys-list',
       'admin-audit-events-list',
       'admin-partner-api-keys-list',
       'admin-partners-list',

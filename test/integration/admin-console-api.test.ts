@@ -1,10 +1,12 @@
 /**
- * The admin console's API (issue 13) over HTTP: a partner's API keys, the cross-partner transaction search and
- * read, settlement batches across partners (list, run, pay, report) and the audit events of an admin's run and pay.
+ * The admin console's API (issue 13) over HTTP: a partner's API keys and the platform-wide keys, the cross-partner
+ * transaction search and read, settlement batches across partners (list, run, pay, report), and the audit events
+ * of every admin change (partners created and updated, API keys issued and revoked, settlement runs and pays):
+ * present after the change, with who made it and no secret, and absent when the change was refused.
  * Each test makes its own partners; data shared across partners hangs on a `client_id` made for the test (the same
  * merchant id under two partners), so no other test file's data reaches these lists.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { API_PREFIX, routes } from '../../infra/routes';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
@@ -24,24 +26,65 @@ afterAll(() => api.close());
 
 type Page = { status: number; body: { items: Array<Record<string, any>>; next_cursor: string | null } };
 
-/** Every page of an admin list, following `next_cursor`: the ids in order and the number of pages. */
-async function walk(path: string, idOf: (item: Record<string, any>) => string) {
-  const ids: string[] = [];
+/** Every item of an admin list, following `next_cursor` (at most 50 pages), and the number of pages read. */
+async function readAllPages(path: string): Promise<{ items: Array<Record<string, any>>; pages: number }> {
+  const items: Array<Record<string, any>> = [];
   let cursor: string | null = null;
   let pages = 0;
   do {
     const separator = path.includes('?') ? '&' : '?';
     const page: Page = await api.admin('GET', `${path}${cursor === null ? '' : `${separator}cursor=${encodeURIComponent(cursor)}`}`);
     expect(page.status).toBe(200);
-    ids.push(...page.body.items.map(idOf));
+    items.push(...page.body.items);
     cursor = page.body.next_cursor;
     pages++;
   } while (cursor !== null && pages < 50);
-  return { ids, pages };
+  return { items, pages };
+}
+
+/** Every page of an admin list: the ids in order and the number of pages. */
+async function walk(path: string, idOf: (item: Record<string, any>) => string) {
+  const { items, pages } = await readAllPages(path);
+  return { ids: items.map(idOf), pages };
 }
 
 const byTxId = (item: Record<string, any>) => item.svcTxId as string;
 const byId = (item: Record<string, any>) => item.id as string;
+
+const allItems = async (path: string) => (await readAllPages(path)).items;
+
+/**
+ * A list shared by every test file (platform-wide), newest first, read `limit` at a time until its items are older
+ * than `since`: what was added since, with what other files added meanwhile.
+ */
+async function newestSince(path: string, since: string, limit: number) {
+  const items: Array<Record<string, any>> = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const page: Page = await api.admin('GET', `${path}${path.includes('?') ? '&' : '?'}limit=${limit}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+    expect(page.status).toBe(200);
+    expect(page.body.items.length).toBeLessThanOrEqual(limit);
+    items.push(...page.body.items);
+    cursor = page.body.next_cursor;
+    pages++;
+  } while (cursor !== null && pages < 200 && (items.length === 0 || (items.at(-1)?.created_at as string) >= since));
+  return { items: items.filter((item) => (item.created_at as string) >= since), pages };
+}
+
+/** The platform-wide keys issued since `since`, walked `limit` at a time. */
+async function platformKeysSince(since: string, limit: number) {
+  const { items, pages } = await newestSince('/admin/api-keys', since, limit);
+  return { items, ids: items.map((item) => item.key_id as string), pages };
+}
+
+/** Audit events of `type` that concern no partner (a platform-wide key's), recorded since `since`, about `resourceId`. */
+async function platformEvents(type: string, resourceId: string, since: string) {
+  const { items } = await newestSince(`/admin/audit-events?type=${type}`, since, 200);
+  return items.filter((event) => event.resource_id === resourceId);
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** Two partners, each with a merchant of the same (new) `client_id`: what only this test's lists hold. */
 async function twoPartnersOneMerchantId() {
@@ -63,6 +106,7 @@ async function auditEventsOf(partnerId: string, type: string) {
 describe('admin access to the console routes', () => {
   const consoleRoutes: Array<[string, string]> = [
     ['GET', '/admin/partners/ptr_x/api-keys'],
+    ['GET', '/admin/api-keys'],
     ['GET', '/admin/transactions'],
     ['GET', '/admin/transactions/svc_tx_x'],
     ['GET', '/admin/settlements'],
@@ -146,6 +190,59 @@ describe('GET /admin/partners/{partner_id}/api-keys', () => {
     expect([unknown.status, unknown.body.code]).toEqual([404, 'PARTNER_NOT_FOUND']);
     expect([foreignCursor.status, foreignCursor.body.code]).toEqual([400, 'VALIDATION_ERROR']);
     expect(foreignCursor.body.details.fieldErrors.cursor).toBeDefined();
+  }, TEST_TIMEOUT_MS);
+});
+
+describe('GET /admin/api-keys', () => {
+  it('lists the platform-wide keys newest first, paged, without key or secret and without any partner`s key; a revoked key is no longer listed', async () => {
+    // Arrange: three platform keys, a partner (and its key) issued between the first two
+    const since = new Date().toISOString();
+    const issued = [(await api.createPlatformKey()).keyId];
+    const partner = await api.createPartner();
+    for (let i = 0; i < 2; i++) issued.push((await api.createPlatformKey()).keyId);
+    const mine = (ids: string[]) => ids.filter((id) => issued.includes(id));
+
+    // Act
+    const first = await api.admin('GET', '/admin/api-keys?limit=1');
+    const walked = await platformKeysSince(since, 2);
+    const revoked = await api.admin('DELETE', `/admin/api-keys/${issued[1]}`);
+    const after = await platformKeysSince(since, 200);
+
+    // Assert
+    // Exactly these fields: no key, hash, secret or partner. Other test files issue platform keys too: only this test's are compared.
+    expect(first.body.items).toEqual([{ key_id: expect.stringMatching(/^key_/), scope: 'platform', created_at: expect.any(String) }]);
+    expect(mine(walked.ids)).toEqual([...issued].reverse());
+    expect(walked.pages).toBeGreaterThanOrEqual(2);
+    expect(new Set(walked.ids).size).toBe(walked.ids.length);
+    expect(walked.items.every((item) => item.scope === 'platform' && !('partner_id' in item))).toBe(true);
+    expect(walked.ids).not.toContain(partner.keyId);
+    expect(revoked.status).toBe(204);
+    expect(mine(after.ids)).toEqual([issued[2], issued[0]]);
+  }, TEST_TIMEOUT_MS);
+
+  it('answers 400 for a cursor of another list (a partner`s keys) or a limit out of range, and refuses API keys (401)', async () => {
+    // Arrange: a cursor of each key list
+    const partner = await api.createPartner();
+    await api.admin('POST', `/admin/partners/${partner.partnerId}/api-keys`, { scope: 'partner' });
+    const platform = await api.createPlatformKey();
+    await api.createPlatformKey();
+    const partnerCursor = (await api.admin('GET', `/admin/partners/${partner.partnerId}/api-keys?limit=1`)).body.next_cursor as string;
+    const platformCursor = (await api.admin('GET', '/admin/api-keys?limit=1')).body.next_cursor as string;
+
+    // Act
+    const partnerCursorHere = await api.admin('GET', `/admin/api-keys?limit=1&cursor=${encodeURIComponent(partnerCursor)}`);
+    const platformCursorThere = await api.admin('GET', `/admin/partners/${partner.partnerId}/api-keys?limit=1&cursor=${encodeURIComponent(platformCursor)}`);
+    const tooMany = await api.admin('GET', '/admin/api-keys?limit=201');
+    const asPartner = await api.read(partner, '/admin/api-keys');
+    const asPlatform = await api.request('GET', '/admin/api-keys', { headers: { authorization: `Bearer ${platform.apiKey}` } });
+
+    // Assert
+    for (const refused of [partnerCursorHere, platformCursorThere]) {
+      expect([refused.status, refused.body.code, refused.body.details.fieldErrors.cursor]).toEqual([400, 'VALIDATION_ERROR', [expect.any(String)]]);
+    }
+    expect([tooMany.status, tooMany.body.details.fieldErrors.limit]).toEqual([400, [expect.any(String)]]);
+    expect([asPartner.status, asPartner.body.code]).toEqual([401, 'ADMIN_TOKEN_INVALID']);
+    expect([asPlatform.status, asPlatform.body.code]).toEqual([401, 'ADMIN_TOKEN_INVALID']);
   }, TEST_TIMEOUT_MS);
 });
 
@@ -325,5 +422,147 @@ describe('admin settlement: run, list, pay, report', () => {
     expect([unknownReport.status, unknownReport.body.code]).toEqual([404, 'BATCH_NOT_FOUND']);
     expect([unknownPay.status, unknownPay.body.code]).toEqual([404, 'BATCH_NOT_FOUND']);
     expect(await auditEventsOf(partner.partnerId, 'settlement_batch.payout_started')).toEqual([]);
+  }, TEST_TIMEOUT_MS);
+});
+
+describe('audit events of admin changes: partners and API keys', () => {
+  /** An unknown partner id, of the real id shape. */
+  const unknownPartnerId = () => `ptr_${randomUUID().replace(/-/g, '').slice(0, 26)}`;
+
+  it('records a partner created and each update: who, the fields set, each as set and as it was; a refused update records nothing', async () => {
+    // Arrange: an admin token of another subject
+    const ops = await issueLocalAdminToken(config, { subject: 'ops-alice' });
+    const unknown = unknownPartnerId();
+
+    // Act
+    const created = await api.admin('POST', '/admin/partners', { name: 'Audited Ltd', service_fee_percentage: 2.5 }, ops);
+    const id = created.body.partner_id as string;
+    const suspended = await api.admin('PATCH', `/admin/partners/${id}`, { status: 'suspended' }, ops);
+    const reactivated = await api.admin('PATCH', `/admin/partners/${id}`, { status: 'active', kyc_status: 'approved', service_fee_percentage: 3, rate_limit_per_minute: 120 }, ops);
+    const branded = await api.admin('PATCH', `/admin/partners/${id}`, {
+      branding: { display_name: 'Audited', logo_url: 'https://cdn.example.com/a/logo.png?token=s3cr3t-token#top', brand_color: '#1a2b3c' },
+    });
+    const invalid = await api.admin('PATCH', `/admin/partners/${id}`, { status: 'deleted' });
+    const ofUnknown = await api.admin('PATCH', `/admin/partners/${unknown}`, { status: 'suspended' });
+    const events = await allItems(`/admin/audit-events?partner_id=${id}`);
+
+    // Assert
+    expect([created.status, suspended.status, reactivated.status, branded.status, invalid.status, ofUnknown.status]).toEqual([201, 200, 200, 200, 400, 404]);
+    expect(events.map((event) => event.type)).toEqual(['partner.updated', 'partner.updated', 'partner.updated', 'partner.created']);
+    expect(events[3]).toEqual({
+      id: expect.stringMatching(/^aud_/),
+      type: 'partner.created',
+      partner_id: id,
+      resource_type: 'partner',
+      resource_id: id,
+      details: { admin: 'ops-alice', name: 'Audited Ltd', status: 'active', kyc_status: 'pending', service_fee_percentage: 2.5, rate_limit_per_minute: null, branding: null },
+      created_at: created.body.created_at,
+    });
+    expect(events[2]).toMatchObject({ resource_type: 'partner', resource_id: id, created_at: suspended.body.updated_at });
+    expect(events[2]?.details).toEqual({ admin: 'ops-alice', fields: 'status', status: 'suspended', status_before: 'active' });
+    expect(events[1]?.details).toEqual({
+      admin: 'ops-alice',
+      fields: 'status,kyc_status,service_fee_percentage,rate_limit_per_minute',
+      status: 'active',
+      status_before: 'suspended',
+      kyc_status: 'approved',
+      kyc_status_before: 'pending',
+      service_fee_percentage: 3,
+      service_fee_percentage_before: 2.5,
+      rate_limit_per_minute: 120,
+      rate_limit_per_minute_before: null,
+    });
+    // The logo URL without its query or fragment (a signed link's token is a secret).
+    expect(events[0]?.details).toEqual({
+      admin: 'local-admin',
+      fields: 'branding',
+      branding_display_name: 'Audited',
+      branding_logo_url: 'https://cdn.example.com/a/logo.png',
+      branding_brand_color: '#1a2b3c',
+      branding_before: null,
+    });
+    expect(JSON.stringify(events)).not.toContain('s3cr3t');
+    expect(await allItems(`/admin/audit-events?partner_id=${unknown}`)).toEqual([]);
+  }, TEST_TIMEOUT_MS);
+
+  it('applies two concurrent updates of one partner both, each recorded with the value it replaced', async () => {
+    // Arrange
+    const partner = await api.createPartner();
+
+    // Act
+    const answers = await Promise.all([
+      api.admin('PATCH', `/admin/partners/${partner.partnerId}`, { service_fee_percentage: 4 }),
+      api.admin('PATCH', `/admin/partners/${partner.partnerId}`, { rate_limit_per_minute: 99 }),
+    ]);
+    const now = await api.admin('GET', `/admin/partners/${partner.partnerId}`);
+    const updates = await allItems(`/admin/audit-events?partner_id=${partner.partnerId}&type=partner.updated`);
+
+    // Assert
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    expect(now.body).toMatchObject({ service_fee_percentage: 4, rate_limit_per_minute: 99 });
+    expect(updates.map((event) => event.details).sort((x, y) => String(x.fields).localeCompare(String(y.fields)))).toEqual([
+      { admin: 'local-admin', fields: 'rate_limit_per_minute', rate_limit_per_minute: 99, rate_limit_per_minute_before: null },
+      { admin: 'local-admin', fields: 'service_fee_percentage', service_fee_percentage: 4, service_fee_percentage_before: 1.5 },
+    ]);
+    // The answer given last shows both changes: it was applied to the partner the other had changed.
+    const last = [...answers].sort((x, y) => String(x.body.updated_at).localeCompare(String(y.body.updated_at))).at(-1);
+    expect(last?.body).toEqual(now.body);
+  }, TEST_TIMEOUT_MS);
+
+  it('records each API key issued, partner-scoped or platform-wide, with its id and scope and never the key, its hash or its secret; a refused issue records nothing', async () => {
+    // Arrange
+    const since = new Date().toISOString();
+    const unknown = unknownPartnerId();
+
+    // Act
+    const partner = await api.createPartner();
+    const platform = await api.createPlatformKey();
+    const refused = await api.admin('POST', `/admin/partners/${unknown}/api-keys`, { scope: 'partner' });
+    const ofPartner = await allItems(`/admin/audit-events?partner_id=${partner.partnerId}&type=api_key.created`);
+    const ofPlatform = await platformEvents('api_key.created', platform.keyId, since);
+
+    // Assert
+    expect(ofPartner).toEqual([
+      {
+        id: expect.stringMatching(/^aud_/),
+        type: 'api_key.created',
+        partner_id: partner.partnerId,
+        resource_type: 'api_key',
+        resource_id: partner.keyId,
+        details: { admin: 'local-admin', scope: 'partner' },
+        created_at: expect.any(String),
+      },
+    ]);
+    expect(ofPlatform).toEqual([expect.objectContaining({ partner_id: null, resource_type: 'api_key', details: { admin: 'local-admin', scope: 'platform' } })]);
+    expect([refused.status, refused.body.code]).toEqual([404, 'PARTNER_NOT_FOUND']);
+    expect(await allItems(`/admin/audit-events?partner_id=${unknown}`)).toEqual([]);
+    const logged = JSON.stringify([...ofPartner, ...ofPlatform]);
+    for (const secret of [partner.apiKey, partner.hmacSecret, sha256(partner.apiKey), platform.apiKey, platform.hmacSecret, sha256(platform.apiKey)]) {
+      expect(logged).not.toContain(secret);
+    }
+  }, TEST_TIMEOUT_MS);
+
+  it('records a revocation once, under the key`s partner (a platform key`s under none); a refused revocation records nothing', async () => {
+    // Arrange
+    const since = new Date().toISOString();
+    const partner = await api.createPartner();
+    const platform = await api.createPlatformKey();
+
+    // Act: the partner's key revoked twice at once; the platform key twice, one after the other
+    const concurrent = await Promise.all([api.admin('DELETE', `/admin/api-keys/${partner.keyId}`), api.admin('DELETE', `/admin/api-keys/${partner.keyId}`)]);
+    const platformRevoked = await api.admin('DELETE', `/admin/api-keys/${platform.keyId}`);
+    const again = await api.admin('DELETE', `/admin/api-keys/${platform.keyId}`);
+    const keyAfter = await api.read(partner, '/clients');
+
+    // Assert
+    expect(concurrent.map((answer) => answer.status).sort()).toEqual([204, 404]);
+    expect([platformRevoked.status, again.status, again.body.code]).toEqual([204, 404, 'API_KEY_NOT_FOUND']);
+    expect([keyAfter.status, keyAfter.body.code]).toEqual([401, 'API_KEY_INVALID']);
+    expect(await allItems(`/admin/audit-events?partner_id=${partner.partnerId}&type=api_key.revoked`)).toEqual([
+      expect.objectContaining({ partner_id: partner.partnerId, resource_type: 'api_key', resource_id: partner.keyId, details: { admin: 'local-admin', scope: 'partner' } }),
+    ]);
+    expect(await platformEvents('api_key.revoked', platform.keyId, since)).toEqual([
+      expect.objectContaining({ partner_id: null, resource_type: 'api_key', details: { admin: 'local-admin', scope: 'platform' } }),
+    ]);
   }, TEST_TIMEOUT_MS);
 });

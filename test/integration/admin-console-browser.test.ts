@@ -13,47 +13,27 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { BrowserContext, Page } from 'playwright-core';
-import { ensureConsoleBuilt } from '../../infra/local/console-assets';
+import { readFileSync } from 'node:fs';
+import type { Page } from 'playwright-core';
 import { TestApi } from '../support/api';
-import { type Browser, launchChromium } from '../support/browser';
+import { buildConsole, type ConsoleBrowser, openConsoleBrowser } from '../support/console-browser';
 import { transactionIn } from '../support/settlement';
 
-const SCREENSHOTS = join(dirname(fileURLToPath(import.meta.url)), '../..', process.env.UPDATE_SCREENSHOTS === '1' ? 'docs/images' : '.data/screenshots');
-const VIEWPORT = { width: 1440, height: 900 };
-const STEP_TIMEOUT_MS = 30_000;
-
 let api: TestApi | undefined;
-let context: BrowserContext | undefined;
-let browser: Browser | undefined;
+let browser: ConsoleBrowser | undefined;
 let page: Page;
 let origin: string;
 /** Every request of the browser context, every answer of 400 or more, the page's errors and console errors. */
-const requests: string[] = [];
-const failedResponses: string[] = [];
-const pageErrors: string[] = [];
-const consoleErrors: string[] = [];
+let requests: string[] = [];
+let failedResponses: string[] = [];
+let pageErrors: string[] = [];
+let consoleErrors: string[] = [];
 
 beforeAll(async () => {
-  await ensureConsoleBuilt(() => undefined);
+  await buildConsole();
   api = await TestApi.start();
-  // The service's own address, by IP (TestApi's base URL names localhost): any other host is outside.
-  origin = `http://127.0.0.1:${new URL(api.baseUrl).port}`;
-  browser = await launchChromium({ name: 'admin-console', viewport: VIEWPORT, timeoutMs: STEP_TIMEOUT_MS });
-  context = browser.context;
-  context.on('request', (request) => requests.push(`${request.method()} ${request.url()}`));
-  context.on('response', (response) => {
-    if (response.status() >= 400) failedResponses.push(`${response.status()} ${response.url()}`);
-  });
-  page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(STEP_TIMEOUT_MS);
-  page.on('pageerror', (error) => pageErrors.push(String(error)));
-  page.on('console', (message) => {
-    if (message.type() === 'error') consoleErrors.push(`${message.text()} (${message.location().url})`);
-  });
+  browser = await openConsoleBrowser(api, 'admin-console');
+  ({ page, origin, requests, failedResponses, pageErrors, consoleErrors } = browser);
 }, 120_000);
 
 afterAll(async () => {
@@ -62,16 +42,9 @@ afterAll(async () => {
 });
 
 /** The requests that went anywhere but 127.0.0.1 (data: URLs stay inside the page). */
-const outsideRequests = () =>
-  requests.filter((request) => {
-    const { protocol, hostname } = new URL(request.slice(request.indexOf(' ') + 1));
-    return !['data:', 'blob:', 'about:'].includes(protocol) && hostname !== '127.0.0.1';
-  });
+const outsideRequests = () => browser!.outsideRequests();
 
-async function saveScreenshot(section: string): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  writeFileSync(join(SCREENSHOTS, `console-${section}.png`), await page.screenshot());
-}
+const saveScreenshot = (section: string) => browser!.saveScreenshot(section);
 
 describe('the admin console in headless Chromium', () => {
   it(

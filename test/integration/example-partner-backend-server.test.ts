@@ -19,6 +19,7 @@ import { reconcile } from '../../examples/partner-backend/src/reconciliation';
 import { type PartnerBackend, startPartnerBackend } from '../../examples/partner-backend/src/server';
 import type * as example from '../../examples/partner-backend/src/service-client';
 import { idempotencyKeys, ServiceClient } from '../../examples/partner-backend/src/service-client';
+import { Shop } from '../../examples/partner-backend/src/shop';
 import { InMemoryProcessedEvents, PaymentWebhooks } from '../../examples/partner-backend/src/webhooks';
 import type { PartnerCredentials, TestApi as TestApiType } from '../support/api';
 import { until, useDeliveryWorld } from '../support/delivery-world';
@@ -141,7 +142,7 @@ describe('the example backend, with the service delivering its webhooks', () => 
     return { store, webhooks };
   }
 
-  it("POST /checkout gives the browser only client_secret and the publishable key, and keeps the spec's per-attempt record; the same order again replays", async () => {
+  it("POST /checkout gives the browser only client_secret, the publishable key and svc_tx_id, and keeps the spec's per-attempt record; the same order again replays", async () => {
     // Arrange
     const order = newOrder();
 
@@ -155,7 +156,12 @@ describe('the example backend, with the service delivering its webhooks', () => 
 
     // Assert: the browser's answer
     expect(first.status).toBe(201);
-    expect(first.body).toEqual({ partner_reference: order.partner_reference, client_secret: expect.stringMatching(/^pi_\w+_secret_/), processor_publishable_key: expect.stringMatching(/^pk_/) });
+    expect(first.body).toEqual({
+      partner_reference: order.partner_reference,
+      svc_tx_id: stored?.svc_tx_id,
+      client_secret: expect.stringMatching(/^pi_\w+_secret_/),
+      processor_publishable_key: expect.stringMatching(/^pk_/),
+    });
     // Assert: the record, exactly the spec's fields plus the status and when it was made
     expect(stored).toEqual({
       partner_reference: order.partner_reference,
@@ -375,6 +381,79 @@ describe('the example backend, with the service delivering its webhooks', () => 
     expect(refundedFirst).toEqual({ outcome: 'processed', attempt: { ...attempt, status: 'refunded' } });
     expect(lateSuccess).toEqual({ outcome: 'processed', attempt: { ...attempt, status: 'refunded' } });
     expect(lagging.status).toBe('refunded');
+  });
+
+  describe('with a shop and the checkout page', () => {
+    let shopBackend: PartnerBackend;
+    const get = (path: string) => fetch(`${shopBackend.url}${path}`);
+    const json = async (response: Response) => ({ status: response.status, body: (await response.json()) as Record<string, any> });
+
+    beforeAll(async () => {
+      const shopOrders = new InMemoryOrders();
+      shopBackend = await startPartnerBackend({
+        port: 0,
+        partnerId: partner.partnerId,
+        service,
+        webhookSecret: backendSecret,
+        orders: shopOrders,
+        shop: new Shop([{ sku: 'mug', name: 'Mug', client_id: clientId, amount: 9.5, currency: 'USD' }], shopOrders),
+        frontend: { processorJsUrl: 'http://127.0.0.1:12111/v3/' },
+      });
+    });
+    afterAll(() => shopBackend?.close());
+
+    it('GET /products lists what is for sale, without the merchant; POST /orders prices a new order on the server, whatever the browser sends', async () => {
+      const products = await json(await get('/products'));
+      const created = await post(`${shopBackend.url}/orders`, JSON.stringify({ sku: 'mug', amount: 0.01, currency: 'JPY', email: 'ada@example.com' }));
+      const again = await post(`${shopBackend.url}/orders`, JSON.stringify({ sku: 'mug' }));
+      const refusals = await Promise.all([
+        post(`${shopBackend.url}/orders`, JSON.stringify({ sku: 'nothing' })),
+        post(`${shopBackend.url}/orders`, JSON.stringify({ sku: 'mug', email: 'not an email' })),
+        post(`${shopBackend.url}/orders`, JSON.stringify({})),
+        post(`${shopBackend.url}/orders`, '[1]'),
+      ]);
+
+      expect(products).toEqual({ status: 200, body: { items: [{ sku: 'mug', name: 'Mug', amount: 9.5, currency: 'USD' }] } });
+      expect(created).toEqual({ status: 201, body: { partner_reference: expect.stringMatching(/^order-[0-9a-z]+-[0-9a-f]{8}$/), name: 'Mug', amount: 9.5, currency: 'USD' } });
+      expect(again.body.partner_reference).not.toBe(created.body.partner_reference);
+      expect(refusals.map((refusal) => refusal.status)).toEqual([404, 400, 400, 400]);
+    });
+
+    it('GET /payments/{svc_tx_id} reconciles a payment this backend started with the service; any other id is 404', async () => {
+      const order = await post(`${shopBackend.url}/orders`, JSON.stringify({ sku: 'mug' }));
+      const checkout = await post(`${shopBackend.url}/checkout`, JSON.stringify({ partner_reference: order.body.partner_reference }));
+      const pending = await json(await get(`/payments/${checkout.body.svc_tx_id}`));
+      await stripe.paymentIntents.confirm(String(checkout.body.client_secret).split('_secret_')[0] ?? '', { payment_method: 'pm_card_visa' });
+      const succeeded = await until('the service to see the payment succeed', async () => {
+        const read = await json(await get(`/payments/${checkout.body.svc_tx_id}`));
+        return read.body.status === 'succeeded' ? read : undefined;
+      });
+      // Another partner's payment: the service would read it for nobody but its partner, and this backend never asks.
+      const foreign = await json(await get('/payments/svc_tx_aaaaaaaaaaaaaaaaaaaaaaaa'));
+      const malformed = await json(await get('/payments/%E0%A4%A'));
+
+      expect(pending).toEqual({ status: 200, body: { partner_reference: order.body.partner_reference, svc_tx_id: checkout.body.svc_tx_id, status: 'pending' } });
+      expect(succeeded.body.status).toBe('succeeded');
+      expect([foreign.status, malformed.status]).toEqual([404, 404]);
+    });
+
+    it('GET /checkout serves the page with the processor library from its URL, under a CSP naming only this origin and the processor', async () => {
+      const page = await get('/checkout');
+      const html = await page.text();
+      const script = await get('/checkout.js');
+
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(html).toContain('<script src="http://127.0.0.1:12111/v3/"></script>');
+      expect(page.headers.get('content-security-policy')).toBe(
+        "default-src 'none'; script-src 'self' http://127.0.0.1:12111; connect-src 'self' http://127.0.0.1:12111; frame-src http://127.0.0.1:12111; " +
+          "style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+      );
+      expect([script.status, script.headers.get('content-type'), script.headers.get('x-content-type-options')]).toEqual([200, 'text/javascript; charset=utf-8', 'nosniff']);
+      // The backend without a frontend or a shop serves neither.
+      const bare = await Promise.all([fetch(`${backend.url}/checkout`), fetch(`${backend.url}/products`)]);
+      expect(bare.map((response) => response.status)).toEqual([404, 404]);
+    });
   });
 
   it('GET /orders reconciles with the service: a refund the backend got no webhook for is read from GET /transactions/{svc_tx_id}', async () => {

@@ -19,7 +19,7 @@ declare global {
 }
 
 /** The keys the service's local defaults use (lib/config.ts). */
-export const SANDBOX_KEYS = { secretKey: 'sk_test_sandbox_local', webhookSecret: 'whsec_sandbox_local' };
+export const SANDBOX_KEYS = { secretKey: 'sk_test_sandbox_local', publishableKey: 'pk_test_sandbox_local', webhookSecret: 'whsec_sandbox_local' };
 
 export default async function globalSetup(): Promise<void> {
   const port = await freePort();

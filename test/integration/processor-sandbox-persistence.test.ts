@@ -21,7 +21,7 @@ describe('the processor sandbox on a state directory', () => {
 
   /** A sandbox on this test's directory and port, as `npm start` would start one after a restart. */
   const start = async (retryDelaysMs = [50]) => {
-    const sandbox = await startProcessorSandbox({ port, host: '127.0.0.1', secretKey: SECRET_KEY, webhookSecret: WEBHOOK_SECRET, webhookUrl, retryDelaysMs, stateDir });
+    const sandbox = await startProcessorSandbox({ port, host: '127.0.0.1', secretKey: SECRET_KEY, publishableKey: 'pk_test_persistence', webhookSecret: WEBHOOK_SECRET, webhookUrl, retryDelaysMs, stateDir });
     running.push(sandbox);
     return sandbox;
   };
@@ -85,7 +85,7 @@ describe('the processor sandbox on a state directory', () => {
       import Stripe from 'stripe';
       import { startProcessorSandbox } from './infra/local/processor-sandbox';
       const sandbox = await startProcessorSandbox({
-        port: ${port}, host: '127.0.0.1', secretKey: '${SECRET_KEY}', webhookSecret: '${WEBHOOK_SECRET}',
+        port: ${port}, host: '127.0.0.1', secretKey: '${SECRET_KEY}', publishableKey: 'pk_test_persistence', webhookSecret: '${WEBHOOK_SECRET}',
         webhookUrl: '${webhookUrl}', retryDelaysMs: [], stateDir: ${JSON.stringify(stateDir)},
       });
       const stripe = new Stripe('${SECRET_KEY}', { host: '127.0.0.1', port: sandbox.port, protocol: 'http' });

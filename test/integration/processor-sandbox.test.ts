@@ -12,7 +12,7 @@ const SECRET_KEY = 'sk_test_sandbox_integration_0123456789';
 const WEBHOOK_SECRET = 'whsec_sandbox_integration';
 
 async function startSandbox(webhookUrl: string, retryDelaysMs = [50, 50]): Promise<ProcessorSandbox> {
-  return startProcessorSandbox({ port: await freePort(), host: '127.0.0.1', secretKey: SECRET_KEY, webhookSecret: WEBHOOK_SECRET, webhookUrl, retryDelaysMs });
+  return startProcessorSandbox({ port: await freePort(), host: '127.0.0.1', secretKey: SECRET_KEY, publishableKey: 'pk_test_sandbox_integration', webhookSecret: WEBHOOK_SECRET, webhookUrl, retryDelaysMs });
 }
 
 function sdk(sandbox: ProcessorSandbox, key = SECRET_KEY): Stripe {
@@ -526,7 +526,7 @@ describe('webhook delivery retries', () => {
       const receiver = createServer((req, res) => { req.resume(); req.on('end', () => res.writeHead(503).end()); });
       await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
       const sandbox = await startProcessorSandbox({
-        port: 0, host: '127.0.0.1', secretKey: 'sk_test_child', webhookSecret: 'whsec_child',
+        port: 0, host: '127.0.0.1', secretKey: 'sk_test_child', publishableKey: 'pk_test_child', webhookSecret: 'whsec_child',
         webhookUrl: 'http://127.0.0.1:' + receiver.address().port + '/', retryDelaysMs: [600000],
       });
       const stripe = new Stripe('sk_test_child', { host: '127.0.0.1', port: sandbox.port, protocol: 'http' });

@@ -28,6 +28,7 @@ await new Promise<void>((resolve) => receiver.listen(receiverPort, '127.0.0.1', 
 const sandbox: ProcessorSandbox = await startProcessorSandbox({
   port: await freePort(),
   secretKey: SECRET_KEY,
+  publishableKey: 'pk_test_sandbox_local',
   webhookSecret: WEBHOOK_SECRET,
   webhookUrl: `http://127.0.0.1:${receiverPort}/webhooks`,
   retryDelaysMs: [],

@@ -311,10 +311,13 @@ describe('audit events', () => {
     const badType = await api.admin('GET', '/admin/audit-events?type=everything');
 
     // Assert
+    // After the partner's own creation and its key's (TestApi.createPartner issues one).
     expect(all.body.items.map((event: { type: string; resource_id: string }) => [event.type, event.resource_id])).toEqual([
       ['webhook_endpoint.deleted', first.body.id],
       ['webhook_endpoint.created', second.body.id],
       ['webhook_endpoint.created', first.body.id],
+      ['api_key.created', expect.stringMatching(/\S/)],
+      ['partner.created', owner.partnerId],
     ]);
     expect(all.body.items[2]).toEqual({
       id: expect.stringMatching(/^aud_/),

@@ -22,6 +22,7 @@ const SECRET_KEY = 'sk_test_reliability_checkout';
 const sandbox: ProcessorSandbox = await startProcessorSandbox({
   port: await freePort(),
   secretKey: SECRET_KEY,
+  publishableKey: 'pk_test_reliability_checkout',
   webhookSecret: 'whsec_reliability_checkout',
   webhookUrl: `http://127.0.0.1:${await freePort()}/unused`,
   retryDelaysMs: [],

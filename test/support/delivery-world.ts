@@ -49,6 +49,7 @@ export async function useSandboxProcessor(name: string): Promise<SandboxWorld> {
   const sandbox = await startProcessorSandbox({
     port: await freePort(),
     secretKey,
+    publishableKey: `pk_test_${name}`,
     webhookSecret: processorWebhookSecret,
     webhookUrl: `http://127.0.0.1:${apiPort}/api/v1/webhooks/processor`,
     retryDelaysMs: [],

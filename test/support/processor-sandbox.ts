@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import Stripe from 'stripe';
-import type { ProcessorSandbox } from '../../infra/local/processor-sandbox';
+import { type ProcessorSandbox, startProcessorSandbox } from '../../infra/local/processor-sandbox';
 import { freePort } from './ports';
 
 export interface Delivery {
@@ -101,4 +101,13 @@ export function runModule(source: string, timeoutMs: number): Promise<{ exitCode
       resolve({ exitCode, signal, timedOut, stdout, stderr });
     });
   });
+}
+
+/** A sandbox on a free port of 127.0.0.1 with these keys, sending its events to `receiver`. */
+export async function startSandboxFor(
+  receiver: Pick<Receiver, 'url'>,
+  keys: { secretKey: string; publishableKey: string; webhookSecret: string },
+  retryDelaysMs: number[],
+): Promise<ProcessorSandbox> {
+  return startProcessorSandbox({ port: await freePort(), host: '127.0.0.1', ...keys, webhookUrl: receiver.url, retryDelaysMs });
 }

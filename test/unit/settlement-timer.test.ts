@@ -194,7 +194,7 @@ describe('the local runtime with SETTLEMENT_SCHEDULE', () => {
       dynamoPort: 1,
       dataDir: undefined,
       tableName: 'unused',
-      processor: { port: 1, secretKey: 'sk_test_unused', webhookSecret: 'whsec_unused' },
+      processor: { port: 1, secretKey: 'sk_test_unused', publishableKey: 'pk_test_unused', webhookSecret: 'whsec_unused' },
       rails: { port: 1, keys: { railA: 'a', railB: 'b' } },
       webhookQueue: { port: 1 },
     };

@@ -1,4 +1,4 @@
-/** The partner's keys, newest first (ids only), each revocable after a confirmation. */
+/** The keys of a partner, or the platform-wide ones: newest first (ids only), each revocable after a confirmation. */
 import type { ApiKey } from '../api-types';
 import { ErrorNotice } from '../feedback';
 import { when } from '../format';
@@ -7,10 +7,17 @@ import { useCursor } from '../paging';
 import { useApi } from '../session';
 import { useAction, useLoad } from '../use-call';
 
-export function KeyList({ partnerId }: { partnerId: string }) {
+/** Whose keys a list shows: one partner's, or those of no partner (platform-wide). */
+export type KeyOwner = { kind: 'partner'; partnerId: string } | { kind: 'platform' };
+
+export function KeyList({ owner }: { owner: KeyOwner }) {
   const api = useApi();
   const paging = useCursor();
-  const page = useLoad(() => api.listApiKeys(partnerId, paging.cursor), [api, partnerId, paging.cursor]);
+  const partnerId = owner.kind === 'partner' ? owner.partnerId : undefined;
+  const page = useLoad(
+    () => (partnerId === undefined ? api.listPlatformApiKeys(paging.cursor) : api.listApiKeys(partnerId, paging.cursor)),
+    [api, partnerId, paging.cursor],
+  );
   const revoke = useAction();
   const revokeKey = async (key: ApiKey) => {
     if (!window.confirm(`Revoke ${key.key_id}? Requests signed with it are refused from the next one.`)) return;
@@ -25,8 +32,8 @@ export function KeyList({ partnerId }: { partnerId: string }) {
       <ErrorNotice error={revoke.error} />
       <ListView
         load={page}
-        label="API keys"
-        empty="This partner has no API keys."
+        label={partnerId === undefined ? 'Platform-wide API keys' : 'API keys'}
+        empty={partnerId === undefined ? 'There are no platform-wide API keys.' : 'This partner has no API keys.'}
         headers={['Key id', 'Scope', 'Created', 'Actions']}
         paging={paging}
         row={(key) => (

@@ -6,12 +6,17 @@ import { when } from '../format';
 import { ListView } from '../list-view';
 import { Secret } from '../secret';
 import { useApi } from '../session';
-import { useAction, useLoad } from '../use-call';
+import { type Load, useAction } from '../use-call';
 import { EndpointCreateForm } from './endpoint-create-form';
 
-export function EndpointList({ partnerId }: { partnerId: string }) {
+interface Props {
+  partnerId: string;
+  /** `GET /admin/partners/{id}/webhook-endpoints`, read by the section (the deliveries name their endpoints too). */
+  endpoints: Load<{ items: WebhookEndpoint[] }> & { reload: () => void };
+}
+
+export function EndpointList({ partnerId, endpoints }: Props) {
   const api = useApi();
-  const endpoints = useLoad(() => api.listWebhookEndpoints(partnerId), [api, partnerId]);
   const [created, setCreated] = useState<CreatedWebhookEndpoint | undefined>();
   const remove = useAction();
   const deleteEndpoint = async (endpoint: WebhookEndpoint) => {

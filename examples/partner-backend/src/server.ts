@@ -1,27 +1,36 @@
 /**
- * The example partner backend: the three routes a partner's checkout needs, on plain node:http.
+ * The example partner backend: the routes a partner's checkout needs, on plain node:http.
  *
  *   POST /checkout                      the browser asks to pay an order, naming it only: one checkout attempt per order
  *   POST /webhooks/payments             the service reports a payment's new status: verified, stored, answered at
  *                                       once, reconciled afterwards (webhooks.ts, reconciliation.ts)
  *   GET  /orders/{partner_reference}    the order's status, reconciled with the service on every read
+ *   GET  /payments/{svc_tx_id}          the same, found by the service's id: what the checkout page reconciles by
+ *
+ * With a `shop` (shop.ts), the products and a new order for one of them:
+ *   GET  /products, POST /orders
+ * With a `frontend`, the checkout page a buyer pays on (public/; the spec's frontend rules, docs/checkout.md):
+ *   GET  /checkout (the page), /checkout.js, /checkout.css
  *
  * The browser never talks to the service with credentials: it sends an order id and gets only the intent's
  * `client_secret` and the processor's publishable key; the price comes from the partner's own order
- * (orders.ts). After confirming the payment it asks GET /orders, which reads the service, since the payment
+ * (orders.ts). After confirming the payment it asks GET /payments, which reads the service, since the payment
  * element's success callback alone proves nothing (docs/checkout.md, "The frontend").
+ *
+ * `createPartnerBackend` answers requests (mounted under `basePath` in another server: `npm start` serves this
+ * backend at `/sandbox`); `startPartnerBackend` runs it on a server of its own.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type AttemptStore, type CheckoutAttempt, InMemoryAttemptStore } from './attempts';
+import { CheckoutPage, type CheckoutPageOptions } from './checkout-page';
 import type { Order, OrderCatalogue } from './orders';
 import { BackgroundReconciler, reconcile } from './reconciliation';
 import { type CheckoutRequest, idempotencyKeys, type ServiceClient, ServiceApiError, ServiceUnreachableError } from './service-client';
+import type { Shop } from './shop';
 import { InMemoryProcessedEvents, PaymentWebhooks, type ProcessedEvents } from './webhooks';
 
-export interface PartnerBackendOptions {
-  port: number;
-  host?: string;
+export interface PartnerBackendHandlerOptions {
   /** The partner the API key belongs to: checkout bodies name it. */
   partnerId: string;
   service: ServiceClient;
@@ -31,6 +40,24 @@ export interface PartnerBackendOptions {
   orders: OrderCatalogue;
   attempts?: AttemptStore;
   processedEvents?: ProcessedEvents;
+  /** Products the checkout page sells (`GET /products`, `POST /orders`); their orders must go to `orders`. */
+  shop?: Shop;
+  /** Serves the checkout page (`GET /checkout`) with the processor's browser library. */
+  frontend?: CheckoutPageOptions;
+  /** Where the routes are mounted (`/sandbox`: `GET /sandbox/checkout`); default the root. */
+  basePath?: string;
+}
+
+export interface PartnerBackendOptions extends PartnerBackendHandlerOptions {
+  port: number;
+  host?: string;
+}
+
+export interface PartnerBackendHandler {
+  /** Answers one request (its path under `basePath`); answers 404 outside it. */
+  handle(request: IncomingMessage, response: ServerResponse): void;
+  /** Resolves once the reconciliations started so far have finished. */
+  idle(): Promise<void>;
 }
 
 export interface PartnerBackend {
@@ -53,12 +80,8 @@ const REPLAY_WINDOW_MS = 23 * 60 * 60 * 1000;
 
 const ORDER_HAS_PAYMENT = { status: 409, body: { error: 'This order already has a payment; use a new partner_reference', code: 'ORDER_HAS_PAYMENT' } };
 
-interface Answer {
-  status: number;
-  body: unknown;
-  /** Work to start once the answer is sent. */
-  after?: () => void;
-}
+/** A JSON answer, or a file's text (`raw`) with its own headers. */
+type Answer = { status: number; after?: () => void } & ({ body: unknown } | { raw: string; headers: Record<string, string> });
 
 /** The service's checkout body for `order`, built field by field in a fixed order: the same order gives the same bytes. */
 function checkoutRequestFor(partnerId: string, order: Order): CheckoutRequest {
@@ -76,9 +99,13 @@ function checkoutRequestFor(partnerId: string, order: Order): CheckoutRequest {
 
 const isReplayable = (attempt: CheckoutAttempt, now: number) => now - Date.parse(attempt.created_at) < REPLAY_WINDOW_MS;
 
-export async function startPartnerBackend(options: PartnerBackendOptions): Promise<PartnerBackend> {
+const paymentOf = (attempt: CheckoutAttempt) => ({ partner_reference: attempt.partner_reference, svc_tx_id: attempt.svc_tx_id, status: attempt.status });
+
+export function createPartnerBackend(options: PartnerBackendHandlerOptions): PartnerBackendHandler {
   const attempts = options.attempts ?? new InMemoryAttemptStore();
   const service = options.service;
+  const basePath = options.basePath ?? '';
+  const page = options.frontend === undefined ? undefined : new CheckoutPage(options.frontend);
   const webhooks = new PaymentWebhooks({
     secret: options.webhookSecret,
     attempts,
@@ -118,7 +145,11 @@ export async function startPartnerBackend(options: PartnerBackendOptions): Promi
     });
     // Only if the service forgot the key early: the reference stays bound to its first payment.
     if (attempt.svc_tx_id !== intent.svc_tx_id) return ORDER_HAS_PAYMENT;
-    return { status: 201, body: { partner_reference, client_secret: intent.client_secret, processor_publishable_key: intent.processor_publishable_key } };
+    // `svc_tx_id` is no secret: the page reconciles by it (GET /payments/{svc_tx_id}).
+    return {
+      status: 201,
+      body: { partner_reference, svc_tx_id: intent.svc_tx_id, client_secret: intent.client_secret, processor_publishable_key: intent.processor_publishable_key },
+    };
   }
 
   /** Store, answer, then reconcile: the answer never waits for the service (it allows 10 s for it). */
@@ -129,49 +160,76 @@ export async function startPartnerBackend(options: PartnerBackendOptions): Promi
     return { status: 200, body: { received: true }, after };
   }
 
-  async function order(partnerReference: string): Promise<Answer> {
-    const attempt = await attempts.get(partnerReference);
+  /** The attempt's status as the service has it now (forward only); 404 for a payment this backend did not start. */
+  async function reconciled(attempt: CheckoutAttempt | undefined): Promise<Answer> {
     if (attempt === undefined) return { status: 404, body: { error: 'No such order' } };
-    const reconciled = await reconcile({ attempts, service }, attempt);
-    return { status: 200, body: { partner_reference: reconciled.partner_reference, svc_tx_id: reconciled.svc_tx_id, status: reconciled.status } };
+    return { status: 200, body: paymentOf(await reconcile({ attempts, service }, attempt)) };
   }
 
-  async function route(request: IncomingMessage, rawBody: string): Promise<Answer> {
-    const { pathname } = new URL(request.url ?? '/', 'http://localhost');
-    if (request.method === 'POST' && pathname === '/checkout') {
-      const body = parseJson(rawBody);
-      return typeof body === 'object' && body !== null ? checkout(body as Record<string, unknown>) : { status: 400, body: { error: 'A JSON object is required' } };
+  function newOrder(shop: Shop, body: Record<string, unknown>): Answer {
+    const result = shop.order(body);
+    if (result.outcome === 'refused') return { status: result.status, body: { error: result.error } };
+    const { order, product } = result;
+    return { status: 201, body: { partner_reference: order.partner_reference, name: product.name, amount: order.amount, currency: order.currency } };
+  }
+
+  async function route(request: IncomingMessage, pathname: string, rawBody: string): Promise<Answer> {
+    const method = request.method ?? 'GET';
+    const body = method === 'POST' ? parseJson(rawBody) : undefined;
+    const objectBody = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+    const notAnObject: Answer = { status: 400, body: { error: 'A JSON object is required' } };
+    if (method === 'POST' && pathname === '/checkout') return objectBody === undefined ? notAnObject : checkout(objectBody);
+    if (method === 'POST' && pathname === '/webhooks/payments') return paymentWebhook(request, rawBody);
+    if (options.shop !== undefined && method === 'GET' && pathname === '/products') {
+      return { status: 200, body: { items: options.shop.products.map(({ sku, name, amount, currency }) => ({ sku, name, amount, currency })) } };
     }
-    if (request.method === 'POST' && pathname === '/webhooks/payments') return paymentWebhook(request, rawBody);
+    if (options.shop !== undefined && method === 'POST' && pathname === '/orders') return objectBody === undefined ? notAnObject : newOrder(options.shop, objectBody);
     const orderPath = /^\/orders\/([^/]+)$/.exec(pathname);
-    if (request.method === 'GET' && orderPath !== null) return order(decodeURIComponent(orderPath[1] as string));
+    if (method === 'GET' && orderPath !== null) return reconciled(await attempts.get(decodeSegment(orderPath[1] as string)));
+    const paymentPath = /^\/payments\/([^/]+)$/.exec(pathname);
+    if (method === 'GET' && paymentPath !== null) return reconciled(await attempts.findBySvcTxId(decodeSegment(paymentPath[1] as string)));
+    const file = method === 'GET' ? page?.file(pathname) : undefined;
+    if (file !== undefined) return { status: 200, raw: file.content, headers: file.headers };
     return { status: 404, body: { error: 'Not found' } };
   }
 
-  const server = createServer((request, response) => {
-    readBody(request)
-      .then((rawBody) => (rawBody === undefined ? { status: 413, body: { error: 'Body too large' } } : route(request, rawBody)))
-      .catch((error: unknown): Answer => {
-        if (error instanceof ServiceApiError && ORDER_ERRORS.has(error.status)) return { status: error.status, body: { error: error.message, code: error.code, details: error.details } };
-        console.error(`[partner-backend] ${request.method} ${request.url}:`, error);
-        // The service refusing our credentials or failing (502), or not answering (503): the caller may retry (a webhook is resent by the service).
-        if (error instanceof ServiceApiError) return { status: 502, body: { error: 'The payment service refused the request' } };
-        if (error instanceof ServiceUnreachableError) return { status: 503, body: { error: 'The payment service is unavailable; try again' } };
-        // A fault of this backend (a store failing, a bug): its own 500, so nobody looks for it in the payment service.
-        return { status: 500, body: { error: 'The partner backend failed; see its log' } };
-      })
-      .then((answer) => {
-        send(response, answer);
-        answer.after?.();
-      });
-  });
+  return {
+    handle(request, response) {
+      const { pathname } = new URL(request.url ?? '/', 'http://localhost');
+      const inBase = basePath === '' || pathname.startsWith(`${basePath}/`);
+      readBody(request)
+        .then((rawBody) => {
+          if (rawBody === undefined) return { status: 413, body: { error: 'Body too large' } };
+          return inBase ? route(request, pathname.slice(basePath.length), rawBody) : { status: 404, body: { error: 'Not found' } };
+        })
+        .catch((error: unknown): Answer => {
+          if (error instanceof ServiceApiError && ORDER_ERRORS.has(error.status)) return { status: error.status, body: { error: error.message, code: error.code, details: error.details } };
+          console.error(`[partner-backend] ${request.method} ${request.url}:`, error);
+          // The service refusing our credentials or failing (502), or not answering (503): the caller may retry (a webhook is resent by the service).
+          if (error instanceof ServiceApiError) return { status: 502, body: { error: 'The payment service refused the request' } };
+          if (error instanceof ServiceUnreachableError) return { status: 503, body: { error: 'The payment service is unavailable; try again' } };
+          // A fault of this backend (a store failing, a bug): its own 500, so nobody looks for it in the payment service.
+          return { status: 500, body: { error: 'The partner backend failed; see its log' } };
+        })
+        .then((answer) => {
+          send(response, answer);
+          answer.after?.();
+        });
+    },
+    idle: () => reconciler.idle(),
+  };
+}
+
+export async function startPartnerBackend(options: PartnerBackendOptions): Promise<PartnerBackend> {
+  const backend = createPartnerBackend(options);
+  const server = createServer((request, response) => backend.handle(request, response));
   await new Promise<void>((resolve) => server.listen(options.port, options.host ?? '127.0.0.1', resolve));
   const { address, port } = server.address() as AddressInfo;
   return {
     url: `http://${address}:${port}`,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await reconciler.idle();
+      await backend.idle();
     },
   };
 }
@@ -196,6 +254,19 @@ function parseJson(text: string): unknown {
   }
 }
 
-function send(response: ServerResponse, { status, body }: Answer): void {
-  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+/** A path segment as sent (`%2F` stays inside it); a malformed escape matches nothing. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return '';
+  }
+}
+
+function send(response: ServerResponse, answer: Answer): void {
+  if ('raw' in answer) {
+    response.writeHead(answer.status, answer.headers).end(answer.raw);
+    return;
+  }
+  response.writeHead(answer.status, { 'content-type': 'application/json', 'x-content-type-options': 'nosniff' }).end(JSON.stringify(answer.body));
 }

@@ -1,0 +1,148 @@
+/**
+ * The sandbox checkout (issue 13): `npm start` serves the example partner backend (`examples/partner-backend`) at
+ * `/sandbox`, so that `/sandbox/checkout` is a partner's checkout page working against this service and the sandbox
+ * processor, with nothing to set up. Locally only: in AWS there is no sandbox processor to pay at.
+ *
+ * The page needs a partner of its own, which is made on the first request under `/sandbox` through the admin and
+ * partner APIs, as an integrator would make it: the partner "Sandbox checkout" (active, KYC approved), its API
+ * key, a webhook endpoint at `/sandbox/webhooks/payments` for every event, and the merchant `sandbox-merchant`.
+ * Its credentials are kept in `stateDir` (beside DynamoDB's data, readable by the owner only), so a restart finds
+ * the same partner; when the data behind them is gone (`--in-memory`, a wiped `.data/`), a new partner is made.
+ * The backend's orders and attempts live in memory: a restart forgets them, not the payments at the service.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import * as z from 'zod';
+import { InMemoryOrders } from '../../examples/partner-backend/src/orders';
+import { createPartnerBackend, type PartnerBackendHandler } from '../../examples/partner-backend/src/server';
+import { ServiceClient } from '../../examples/partner-backend/src/service-client';
+import { type Product, Shop } from '../../examples/partner-backend/src/shop';
+import { PARTNER_EVENTS } from '../../lib/domain/webhooks';
+import { readStateFile, StateFile } from './state-file';
+
+export const SANDBOX_PATH = '/sandbox';
+export const SANDBOX_MERCHANT = 'sandbox-merchant';
+const PARTNER_NAME = 'Sandbox checkout';
+const STATE_VERSION = 1;
+
+/** What the page sells; one merchant, prices in USD and EUR. */
+const PRODUCTS: readonly Product[] = [
+  { sku: 'tshirt', name: 'Sandbox T-shirt', client_id: SANDBOX_MERCHANT, amount: 25, currency: 'USD', statement_descriptor_suffix: 'TSHIRT' },
+  { sku: 'hoodie', name: 'Sandbox hoodie', client_id: SANDBOX_MERCHANT, amount: 49.99, currency: 'USD', statement_descriptor_suffix: 'HOODIE' },
+  { sku: 'poster', name: 'Sandbox poster', client_id: SANDBOX_MERCHANT, amount: 12.34, currency: 'EUR', statement_descriptor_suffix: 'POSTER' },
+];
+
+const Credentials = z.object({
+  partner_id: z.string().min(1),
+  api_key: z.string().min(1),
+  hmac_secret: z.string().min(1),
+  webhook_secret: z.string().min(1),
+});
+type Credentials = z.infer<typeof Credentials>;
+
+export interface SandboxCheckoutOptions {
+  /** The service's origin as this process reaches it (`http://127.0.0.1:<PORT>`); the webhook endpoint points there too. */
+  apiOrigin: string;
+  /** The processor's browser library: the sandbox processor's Stripe.js stand-in (`<processor>/v3/`). */
+  processorJsUrl: string;
+  /** A fresh admin token, to make the partner. */
+  adminToken: () => Promise<string>;
+  /** Where the partner's credentials are kept; `undefined`: in memory (`--in-memory`). */
+  stateDir?: string | undefined;
+}
+
+export interface SandboxCheckout {
+  /** Answers a request under {@link SANDBOX_PATH}. */
+  handle(request: IncomingMessage, response: ServerResponse): void;
+  /** Resolves once the backend's background reconciliations have finished. */
+  idle(): Promise<void>;
+}
+
+export const isSandboxPath = (pathname: string) => pathname === SANDBOX_PATH || pathname.startsWith(`${SANDBOX_PATH}/`);
+
+export function sandboxCheckout(options: SandboxCheckoutOptions): SandboxCheckout {
+  const serviceUrl = `${options.apiOrigin}/api/v1`;
+  /** Made once, on the first request; a failure is forgotten so the next request tries again. */
+  let ready: Promise<PartnerBackendHandler> | undefined;
+  const backend = () => {
+    ready ??= start(options, serviceUrl).catch((error: unknown) => {
+      ready = undefined;
+      throw error;
+    });
+    return ready;
+  };
+  return {
+    handle(request, response) {
+      backend().then(
+        (handler) => handler.handle(request, response),
+        (error: unknown) => {
+          console.error('[sandbox-checkout] could not set up the sandbox partner', error);
+          const body = JSON.stringify({ error: `The sandbox checkout could not set up its partner: ${error instanceof Error ? error.message : String(error)}`, code: 'SERVICE_UNAVAILABLE' });
+          response.writeHead(503, { 'content-type': 'application/json', 'x-content-type-options': 'nosniff', 'retry-after': '1' }).end(body);
+        },
+      );
+    },
+    idle: async () => {
+      if (ready === undefined) return;
+      await (await ready.catch(() => undefined))?.idle();
+    },
+  };
+}
+
+async function start(options: SandboxCheckoutOptions, serviceUrl: string): Promise<PartnerBackendHandler> {
+  const credentials = await sandboxPartner(options, serviceUrl);
+  const orders = new InMemoryOrders();
+  return createPartnerBackend({
+    basePath: SANDBOX_PATH,
+    partnerId: credentials.partner_id,
+    webhookSecret: credentials.webhook_secret,
+    service: new ServiceClient({ baseUrl: serviceUrl, apiKey: credentials.api_key, hmacSecret: credentials.hmac_secret }),
+    orders,
+    shop: new Shop(PRODUCTS, orders),
+    frontend: { processorJsUrl: options.processorJsUrl },
+  });
+}
+
+/** The kept partner if the service still knows it and its key, else a new one (kept from now on). */
+async function sandboxPartner(options: SandboxCheckoutOptions, serviceUrl: string): Promise<Credentials> {
+  const kept = options.stateDir === undefined ? undefined : ((await readStateFile(options.stateDir, Credentials, cannotRead)) as Credentials | undefined);
+  if (kept !== undefined && (await stillValid(kept, serviceUrl))) return kept;
+  const made = await makePartner(options, serviceUrl);
+  if (options.stateDir !== undefined) await new StateFile(options.stateDir, STATE_VERSION, () => made).save();
+  return made;
+}
+
+const cannotRead = (path: string, reason: string) => new Error(`The sandbox checkout's state file ${path} cannot be read (${reason}); delete it to make a new sandbox partner`);
+
+/** The key still works and the merchant exists: a read of the merchant's transactions answers 200. */
+async function stillValid(credentials: Credentials, serviceUrl: string): Promise<boolean> {
+  const response = await fetch(`${serviceUrl}/transactions?limit=1&client_id=${SANDBOX_MERCHANT}`, { headers: { 'x-api-key': credentials.api_key } });
+  await response.body?.cancel();
+  return response.ok;
+}
+
+async function makePartner(options: SandboxCheckoutOptions, serviceUrl: string): Promise<Credentials> {
+  const token = await options.adminToken();
+  const admin = async (path: string, body: unknown): Promise<Record<string, unknown>> => {
+    const response = await fetch(`${serviceUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`POST ${path} answered ${response.status}: ${text.slice(0, 300)}`);
+    return JSON.parse(text) as Record<string, unknown>;
+  };
+  const partner = await admin('/admin/partners', { name: PARTNER_NAME, service_fee_percentage: 1.5, kyc_status: 'approved' });
+  const partnerId = String(partner.partner_id);
+  const key = await admin(`/admin/partners/${partnerId}/api-keys`, { scope: 'partner' });
+  const endpoint = await admin(`/admin/partners/${partnerId}/webhook-endpoints`, {
+    name: 'Sandbox checkout backend',
+    url: `${options.apiOrigin}${SANDBOX_PATH}/webhooks/payments`,
+    events: PARTNER_EVENTS,
+  });
+  const credentials: Credentials = Credentials.parse({ partner_id: partnerId, api_key: key.api_key, hmac_secret: key.hmac_secret, webhook_secret: endpoint.secret });
+  const client = new ServiceClient({ baseUrl: serviceUrl, apiKey: credentials.api_key, hmacSecret: credentials.hmac_secret });
+  await client.createClient({ client_id: SANDBOX_MERCHANT, legal_name: 'Sandbox Shop Ltd', partner_fee_percentage: 2, partner_fee_flat_usd: 0.3 });
+  console.log(`[sandbox-checkout] made the sandbox partner ${partnerId} (merchant ${SANDBOX_MERCHANT}) for ${SANDBOX_PATH}/checkout`);
+  return credentials;
+}

@@ -1,0 +1,107 @@
+/**
+ * The sandbox checkout's own partner (infra/local/sandbox-checkout.ts): made once on the first request through the
+ * admin and partner APIs, however many requests arrive together; kept in its state directory and found again by a
+ * restarted runtime; made anew when the kept key no longer works; and a 503 that says why when it cannot be made.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SANDBOX_MERCHANT, type SandboxCheckout, sandboxCheckout } from '../../infra/local/sandbox-checkout';
+import { TestApi } from '../support/api';
+
+let api: TestApi;
+let stateDir: string;
+const servers: Server[] = [];
+
+beforeAll(async () => {
+  api = await TestApi.start();
+  stateDir = mkdtempSync(join(tmpdir(), 'sandbox-checkout-state-'));
+});
+
+afterAll(async () => {
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  await api?.close();
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+/** A runtime's sandbox checkout on a server of its own (as `npm start` mounts it), against the test API. */
+async function mounted(options: { adminToken?: () => Promise<string> } = {}): Promise<{ url: string; sandbox: SandboxCheckout }> {
+  const sandbox = sandboxCheckout({
+    apiOrigin: new URL(api.baseUrl).origin,
+    processorJsUrl: 'http://127.0.0.1:12111/v3/',
+    adminToken: options.adminToken ?? (async () => api.adminToken),
+    stateDir,
+  });
+  const server = createServer((request, response) => sandbox.handle(request, response));
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/sandbox`, sandbox };
+}
+
+const keptPartner = () => (JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8')) as { partner_id: string; api_key: string }).partner_id;
+
+describe('the sandbox checkout partner', () => {
+  it('is made once on the first requests (10 at once), active with approved KYC, its merchant and a webhook endpoint for every event, and kept', async () => {
+    const { url } = await mounted();
+
+    const answers = await Promise.all(Array.from({ length: 10 }, () => fetch(`${url}/products`).then((response) => response.status)));
+    const partnerId = keptPartner();
+    const partner = await api.admin('GET', `/admin/partners/${partnerId}`);
+    const endpoints = await api.admin('GET', `/admin/partners/${partnerId}/webhook-endpoints`);
+
+    expect(answers).toEqual(Array(10).fill(200));
+    expect(partner.body).toMatchObject({ partner_id: partnerId, name: 'Sandbox checkout', status: 'active', kyc_status: 'approved' });
+    expect(endpoints.body.items).toEqual([
+      expect.objectContaining({
+        url: `${new URL(api.baseUrl).origin}/sandbox/webhooks/payments`,
+        events: ['transaction_succeeded', 'transaction_failed', 'transaction_abandoned', 'transaction_refunded', 'transaction_chargeback'],
+      }),
+    ]);
+    // The credentials are readable by the owner only.
+    expect(statSync(join(stateDir, 'state.json')).mode & 0o077).toBe(0);
+  });
+
+  it('is found again by a restarted runtime, and a checkout pays its merchant', async () => {
+    const before = keptPartner();
+    const { url } = await mounted();
+
+    const order = await fetch(`${url}/orders`, { method: 'POST', body: JSON.stringify({ sku: 'tshirt' }) }).then((response) => response.json() as Promise<{ partner_reference: string }>);
+    const checkout = await fetch(`${url}/checkout`, { method: 'POST', body: JSON.stringify({ partner_reference: order.partner_reference }) });
+    const body = (await checkout.json()) as { svc_tx_id: string };
+    const transaction = await api.admin('GET', `/admin/transactions/${body.svc_tx_id}`);
+
+    expect(keptPartner()).toBe(before);
+    expect(checkout.status).toBe(201);
+    expect(transaction.body).toMatchObject({ partnerId: before, clientId: SANDBOX_MERCHANT, amount: 25, currency: 'USD', status: 'pending' });
+  });
+
+  it('is made anew when the kept key was revoked', async () => {
+    const before = keptPartner();
+    const keys = await api.admin('GET', `/admin/partners/${before}/api-keys`);
+    for (const key of keys.body.items as { key_id: string }[]) await api.admin('DELETE', `/admin/api-keys/${key.key_id}`);
+    const { url } = await mounted();
+
+    const products = await fetch(`${url}/products`);
+
+    expect(products.status).toBe(200);
+    expect(keptPartner()).not.toBe(before);
+  });
+
+  it('answers 503 saying why when the partner cannot be made, and tries again on the next request', async () => {
+    rmSync(join(stateDir, 'state.json'));
+    let token = 'not-a-token';
+    const { url } = await mounted({ adminToken: async () => token });
+
+    const refused = await fetch(`${url}/products`);
+    const refusal = (await refused.json()) as { error: string; code: string };
+    token = api.adminToken;
+    const retried = await fetch(`${url}/products`);
+
+    expect([refused.status, refused.headers.get('retry-after'), refusal.code]).toEqual([503, '1', 'SERVICE_UNAVAILABLE']);
+    expect(refusal.error).toMatch(/POST \/admin\/partners answered 401/);
+    expect(retried.status).toBe(200);
+  });
+});
