@@ -60,7 +60,7 @@ export function createAdminApi(token: string, onTokenInvalid: (error: ApiError) 
     const isJson = response.headers.get('content-type')?.startsWith('application/json') === true;
     if (response.ok) return (text === '' ? undefined : isJson ? JSON.parse(text) : text) as T;
     const error = toApiError(response.status, text);
-    if (error.code === TOKEN_INVALID) onTokenInvalid(error);
+    if (error.status === 401) onTokenInvalid(error);
     throw error;
   }
 
@@ -89,12 +89,18 @@ export function createAdminApi(token: string, onTokenInvalid: (error: ApiError) 
   };
 }
 
-function toApiError(status: number, text: string): ApiError {
+/**
+ * The error of a refused call. A 401 is always the token's: the service's own body says ADMIN_TOKEN_INVALID, and in
+ * AWS API Gateway's authorizer refuses an expired or foreign token before the service runs, with its own body
+ * (`{"message":"Unauthorized"}`), which must send the admin back to sign-in all the same.
+ */
+export function toApiError(status: number, text: string): ApiError {
   try {
     const body = JSON.parse(text) as { error?: unknown; code?: unknown };
     if (typeof body.error === 'string' && typeof body.code === 'string') return new ApiError(status, body.code, body.error);
   } catch {
     // Not the API's error body (a proxy's page): described by its status below.
   }
+  if (status === 401) return new ApiError(status, TOKEN_INVALID, 'The admin token was refused (expired, or not for this service): sign in again');
   return new ApiError(status, 'HTTP_ERROR', `The service answered ${status}`);
 }

@@ -124,9 +124,19 @@ export async function startOidcSignIn(config: OidcConfig, options: { origin: str
 }
 
 /** The kept sign-in, removed as it is read: a callback can be used once. */
-function takePending(storage: Storage): PendingSignIn | undefined {
-  const text = storage.getItem(PENDING_KEY);
+/**
+ * The sign-in started in this tab, if `state` is its state; it is then used up (a callback works once). A callback
+ * with another state (a forged or stale link) leaves it in place, so the real answer can still complete it.
+ */
+function takePending(storage: Storage, state: string | null): PendingSignIn | undefined {
+  const pending = readPending(storage);
+  if (pending === undefined || state === null || pending.state !== state) return undefined;
   storage.removeItem(PENDING_KEY);
+  return pending;
+}
+
+function readPending(storage: Storage): PendingSignIn | undefined {
+  const text = storage.getItem(PENDING_KEY);
   if (text === null) return undefined;
   try {
     return JSON.parse(text) as PendingSignIn;
@@ -163,12 +173,16 @@ function checkIdToken(idToken: unknown, config: OidcConfig, nonce: string): void
  * query): returns the access token to use as the admin bearer token, and where to go next.
  */
 export async function finishOidcSignIn(config: OidcConfig, callbackUrl: URL, storage: Storage): Promise<{ accessToken: string; returnTo: string }> {
-  const pending = takePending(storage);
   const params = callbackUrl.searchParams;
+  // The state first: until it matches the sign-in started here, nothing in the link (an error text included) is
+  // the provider's word, and it is not shown.
+  const pending = takePending(storage, params.get('state'));
+  if (pending === undefined) {
+    if (readPending(storage) === undefined) throw new OidcError('No sign-in was started in this tab, or it was already completed: sign in again.');
+    throw new OidcError('The sign-in answer does not match the sign-in started here (state mismatch): sign in again.');
+  }
   const refusal = params.get('error');
   if (refusal !== null) throw new OidcError(`The sign-in provider refused the sign-in: ${params.get('error_description') ?? refusal}.`);
-  if (pending === undefined) throw new OidcError('No sign-in was started in this tab, or it was already completed: sign in again.');
-  if (params.get('state') !== pending.state) throw new OidcError('The sign-in answer does not match the sign-in started here (state mismatch): sign in again.');
   const code = params.get('code');
   if (code === null || code === '') throw new OidcError('The sign-in provider sent no authorization code.');
 

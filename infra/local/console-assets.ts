@@ -137,9 +137,10 @@ export const consoleBuildIsFresh = () => existsSync(INDEX_FILE) && statSync(INDE
  * Vite runs in a child process: its bundler's native code refuses plugin objects made inside Jest's VM modules,
  * and serving the built files never needs Vite loaded.
  *
- * The build goes to a folder of its own under `.data/`, which then takes `console/dist`'s place: a server (or a
- * synth) reading `console/dist` meanwhile, or another build at the same moment (`npm start`, the browser tests,
- * `cdk synth` all build a stale console), never sees a half-written or emptied folder.
+ * The build goes to a folder of its own under `.data/`, which then takes `console/dist`'s place by two renames: a
+ * server (or a synth) reading `console/dist` meanwhile, or another build at the same moment (`npm start`, the
+ * browser tests, `cdk synth` all build a stale console), never sees a half-written folder; between the renames
+ * `console/dist` is briefly missing, and a request then answers 503 "not built" (retry).
  */
 export async function ensureConsoleBuilt(log: (line: string) => void = (line) => process.stdout.write(line)): Promise<void> {
   if (consoleBuildIsFresh()) return;

@@ -1,6 +1,7 @@
 /**
  * The processor sandbox for browsers, as Stripe serves them: CORS on the API (`/v1/*`: any origin, no
- * credentials; a preflight answered without authentication) and the Stripe.js stand-in at `/v3` (as
+ * credentials, no `Authorization` header, so a browser can use only the publishable key, sent as `key=`; a
+ * preflight answered without authentication) and the Stripe.js stand-in at `/v3` (as
  * js.stripe.com/v3/), the plain script `processor-sandbox-js/stripe.js`, read once when the sandbox starts.
  */
 import { readFile } from 'node:fs/promises';
@@ -40,7 +41,9 @@ export function browserAnswer(method: string, url: string | undefined, stripeJs:
       headers: {
         'access-control-allow-origin': '*',
         'access-control-allow-methods': 'GET, POST',
-        'access-control-allow-headers': 'authorization, content-type, idempotency-key, stripe-version',
+        // Not `authorization`: a browser sends the publishable key as `key=` (Stripe.js does), and a page of another
+        // site must never get to send the well-known local secret key (`sk_test_sandbox_local`) from a developer's browser.
+        'access-control-allow-headers': 'content-type, idempotency-key, stripe-version',
         'access-control-max-age': String(PREFLIGHT_MAX_AGE_S),
       },
       body: Buffer.alloc(0),

@@ -85,3 +85,8 @@ function redact(key: string): string {
 function digestOf(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
+
+/** Compares two secrets in constant time (of their digests: the lengths may differ). */
+export function sameSecret(given: string, expected: string): boolean {
+  return timingSafeEqual(digestOf(given), digestOf(expected));
+}

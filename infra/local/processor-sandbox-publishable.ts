@@ -5,10 +5,10 @@
  * the subset Stripe marks "retrievable with publishable key": never `metadata`, nor the charge, the amounts
  * received or the statement descriptors.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiError, invalidRequest, type StripeErrorBody } from './processor-sandbox-errors';
 import type { FormHash } from './processor-sandbox-form';
 import { intentFromPath } from './processor-sandbox-intents';
+import { sameSecret } from './processor-sandbox-keys';
 import type { SandboxObjects, SandboxPaymentIntent, SandboxPaymentMethod } from './processor-sandbox-objects';
 import { missingParam } from './processor-sandbox-params';
 
@@ -97,9 +97,4 @@ function isIntent(value: unknown): value is SandboxPaymentIntent {
 
 function isPaymentMethod(value: unknown): value is SandboxPaymentMethod {
   return typeof value === 'object' && value !== null && (value as { object?: unknown }).object === 'payment_method';
-}
-
-function sameSecret(given: string, expected: string): boolean {
-  const digest = (text: string) => createHash('sha256').update(text).digest();
-  return timingSafeEqual(digest(given), digest(expected));
 }

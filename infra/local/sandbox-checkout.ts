@@ -113,13 +113,20 @@ async function sandboxPartner(options: SandboxCheckoutOptions, serviceUrl: strin
 
 const cannotRead = (path: string, reason: string) => new Error(`The sandbox checkout's state file ${path} cannot be read (${reason}); delete it to make a new sandbox partner`);
 
-/** The key still works and the merchant exists: a read of the merchant's transactions answers 200. */
+/**
+ * The kept key still works (a read with it answers 200). The merchant needs no check: the credentials are kept only
+ * once every step of {@link makePartner}, the merchant last, has succeeded.
+ */
 async function stillValid(credentials: Credentials, serviceUrl: string): Promise<boolean> {
-  const response = await fetch(`${serviceUrl}/transactions?limit=1&client_id=${SANDBOX_MERCHANT}`, { headers: { 'x-api-key': credentials.api_key } });
+  const response = await fetch(`${serviceUrl}/clients?limit=1`, { headers: { 'x-api-key': credentials.api_key } });
   await response.body?.cancel();
   return response.ok;
 }
 
+/**
+ * Partner, key, webhook endpoint, merchant, in that order. A step that fails leaves what came before it unused (a
+ * partner with no merchant): the next request starts again with a new partner, since nothing was kept.
+ */
 async function makePartner(options: SandboxCheckoutOptions, serviceUrl: string): Promise<Credentials> {
   const token = await options.adminToken();
   const admin = async (path: string, body: unknown): Promise<Record<string, unknown>> => {

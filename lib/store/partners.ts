@@ -44,6 +44,21 @@ export async function getPartner(partnerId: string): Promise<Partner | undefined
   return Item === undefined ? undefined : toPartner(Item);
 }
 
+/**
+ * A partner as read for an update, with its revision: a counter each update raises by one (absent, 0, on a
+ * partner never updated since revisions began). Timestamps cannot serve: two updates in one millisecond, or on
+ * clocks out of step, carry the same `updatedAt`.
+ */
+export interface PartnerForUpdate {
+  partner: Partner;
+  revision: number;
+}
+
+export async function getPartnerForUpdate(partnerId: string): Promise<PartnerForUpdate | undefined> {
+  const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.partner(partnerId), ConsistentRead: true }));
+  return Item === undefined ? undefined : { partner: toPartner(Item), revision: (Item.revision as number | undefined) ?? 0 };
+}
+
 export type PartnerChanges = Partial<
   Pick<Partner, 'name' | 'status' | 'kycStatus' | 'serviceFeePercentage' | 'rateLimitPerMinute' | 'branding'>
 >;
@@ -53,21 +68,24 @@ export type PartnerUpdate = 'updated' | 'changed' | 'gone';
 
 /**
  * Applies the given fields (only those) and writes the audit event, in one transaction conditional on the partner
- * being as it was read (`updatedAt` unchanged): so the event's "before" values are exactly what the update
- * replaced, and the partner it answers is exactly what was written.
+ * being as it was read (its revision unchanged, and raised by this write): so the event's "before" values are
+ * exactly what the update replaced, and the partner it answers is exactly what was written.
  */
-export async function updatePartner(seen: Partner, changes: PartnerChanges, now: string, audit: AuditEvent): Promise<PartnerUpdate> {
-  const fields = Object.entries({ ...changes, updatedAt: now }).filter(([, value]) => value !== undefined);
+export async function updatePartner(seen: PartnerForUpdate, changes: PartnerChanges, now: string, audit: AuditEvent): Promise<PartnerUpdate> {
+  const fields = Object.entries({ ...changes, updatedAt: now, revision: seen.revision + 1 }).filter(([, value]) => value !== undefined);
   try {
     await transactWrite([
       {
         Update: {
           TableName: tableName,
-          Key: keys.partner(seen.partnerId),
+          Key: keys.partner(seen.partner.partnerId),
           UpdateExpression: `SET ${fields.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
-          ConditionExpression: 'updatedAt = :seen',
+          ConditionExpression: seen.revision === 0 ? 'attribute_exists(pk) AND attribute_not_exists(revision)' : 'revision = :seen',
           ExpressionAttributeNames: Object.fromEntries(fields.map(([name], i) => [`#f${i}`, name])),
-          ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([, value], i) => [`:v${i}`, value])), ':seen': seen.updatedAt },
+          ExpressionAttributeValues: {
+            ...Object.fromEntries(fields.map(([, value], i) => [`:v${i}`, value])),
+            ...(seen.revision === 0 ? {} : { ':seen': seen.revision }),
+          },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       },

@@ -58,12 +58,13 @@ const UPDATE_ATTEMPTS = 3;
 export async function updatePartner(partnerId: string, changes: partners.PartnerChanges, by: Caller): Promise<Partner> {
   const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as partners.PartnerChanges;
   for (let attempt = 1; ; attempt++) {
-    const current = await partners.getPartner(partnerId);
-    if (current === undefined) throw errors.partnerNotFound();
+    const seen = await partners.getPartnerForUpdate(partnerId);
+    if (seen === undefined) throw errors.partnerNotFound();
+    const current = seen.partner;
     const now = new Date();
     const details = { admin: adminOf(by), ...partnerChangeDetails(current, given) };
     const audit = newAuditEvent({ type: 'partner.updated', partnerId, resourceType: 'partner', resourceId: partnerId, details }, now);
-    const outcome = await partners.updatePartner(current, given, now.toISOString(), audit);
+    const outcome = await partners.updatePartner(seen, given, now.toISOString(), audit);
     if (outcome === 'updated') return { ...current, ...given, updatedAt: now.toISOString() };
     if (outcome === 'gone') throw errors.partnerNotFound();
     if (attempt >= UPDATE_ATTEMPTS) throw errors.contended();

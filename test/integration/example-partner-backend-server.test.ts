@@ -414,7 +414,7 @@ describe('the example backend, with the service delivering its webhooks', () => 
       ]);
 
       expect(products).toEqual({ status: 200, body: { items: [{ sku: 'mug', name: 'Mug', amount: 9.5, currency: 'USD' }] } });
-      expect(created).toEqual({ status: 201, body: { partner_reference: expect.stringMatching(/^order-[0-9a-z]+-[0-9a-f]{8}$/), name: 'Mug', amount: 9.5, currency: 'USD' } });
+      expect(created).toEqual({ status: 201, body: { partner_reference: expect.stringMatching(/^order-[0-9a-z]+-[0-9a-f]{16}$/), name: 'Mug', amount: 9.5, currency: 'USD' } });
       expect(again.body.partner_reference).not.toBe(created.body.partner_reference);
       expect(refusals.map((refusal) => refusal.status)).toEqual([404, 400, 400, 400]);
     });

@@ -256,7 +256,7 @@ describe('CORS, as Stripe\'s API answers browsers', () => {
     expect(sandboxOnly.headers.get('access-control-allow-origin')).toBeNull();
   });
 
-  it('answers a preflight with 204, the methods and headers allowed, for 10 minutes, without authentication', async () => {
+  it('answers a preflight with 204, the methods and headers allowed (never authorization: a page may not send the secret key), for 10 minutes, without authentication', async () => {
     const preflight = await request('OPTIONS', '/v1/payment_intents/pi_anything/confirm', {}, {
       'access-control-request-method': 'POST',
       'access-control-request-headers': 'authorization, idempotency-key',
@@ -266,7 +266,7 @@ describe('CORS, as Stripe\'s API answers browsers', () => {
     expect(Object.fromEntries([...preflight.headers].filter(([name]) => name.startsWith('access-control-')))).toEqual({
       'access-control-allow-origin': '*',
       'access-control-allow-methods': 'GET, POST',
-      'access-control-allow-headers': 'authorization, content-type, idempotency-key, stripe-version',
+      'access-control-allow-headers': 'content-type, idempotency-key, stripe-version',
       'access-control-max-age': '600',
     });
   });

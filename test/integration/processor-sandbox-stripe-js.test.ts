@@ -175,6 +175,29 @@ const newIntent = () => stripe.paymentIntents.create({ amount: 4_200, currency: 
 
 describe('the Stripe.js stand-in in a browser, under the checkout page\'s CSP', () => {
   it(
+    'lets no page use the secret key: an Authorization header fails the preflight, and key=sk_… is refused',
+    async () => {
+      const intent = await newIntent();
+      const checkout = await openCheckout(intent.client_secret ?? '');
+
+      const outcome = await checkout.page.evaluate<{ viaHeader: string; viaKey: string }>(`(async () => {
+        const create = (headers, body) => fetch(${JSON.stringify(sandbox.url)} + '/v1/payment_intents', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+        const outcome = (call) => call.then((response) => 'answered ' + response.status, (error) => error.name);
+        return {
+          viaHeader: await outcome(create({ authorization: 'Bearer ${SECRET_KEY}' }, 'amount=100&currency=usd')),
+          viaKey: await outcome(create({}, 'amount=100&currency=usd&key=${SECRET_KEY}')),
+        };
+      })()`);
+      await checkout.page.close();
+
+      expect(outcome).toEqual({ viaHeader: 'TypeError', viaKey: 'answered 401' });
+      // The browser reports the blocked request (CORS, then the failed load) and the refusal; nothing else went wrong.
+      expect(checkout.problems.filter((problem) => !/CORS policy|net::ERR_FAILED|status of 401/.test(problem))).toEqual([]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     'renders the payment element with labelled inputs and the test cards, and refuses a secret key',
     async () => {
       const intent = await newIntent();

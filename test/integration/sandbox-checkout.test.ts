@@ -13,22 +13,28 @@ import { SANDBOX_MERCHANT, type SandboxCheckout, sandboxCheckout } from '../../i
 import { TestApi } from '../support/api';
 
 let api: TestApi;
-let stateDir: string;
+const dirs: string[] = [];
 const servers: Server[] = [];
 
 beforeAll(async () => {
   api = await TestApi.start();
-  stateDir = mkdtempSync(join(tmpdir(), 'sandbox-checkout-state-'));
 });
 
 afterAll(async () => {
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
   await api?.close();
-  rmSync(stateDir, { recursive: true, force: true });
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
+/** A state directory of the test's own. */
+function newStateDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-checkout-state-'));
+  dirs.push(dir);
+  return dir;
+}
+
 /** A runtime's sandbox checkout on a server of its own (as `npm start` mounts it), against the test API. */
-async function mounted(options: { adminToken?: () => Promise<string> } = {}): Promise<{ url: string; sandbox: SandboxCheckout }> {
+async function mounted(stateDir: string, options: { adminToken?: () => Promise<string> } = {}): Promise<{ url: string; sandbox: SandboxCheckout }> {
   const sandbox = sandboxCheckout({
     apiOrigin: new URL(api.baseUrl).origin,
     processorJsUrl: 'http://127.0.0.1:12111/v3/',
@@ -41,18 +47,29 @@ async function mounted(options: { adminToken?: () => Promise<string> } = {}): Pr
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/sandbox`, sandbox };
 }
 
-const keptPartner = () => (JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8')) as { partner_id: string; api_key: string }).partner_id;
+const keptPartner = (stateDir: string) => (JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8')) as { partner_id: string }).partner_id;
+
+/** The sandbox partners created since `since` (their `partner.created` audit events, platform-wide). */
+async function sandboxPartnersCreatedSince(since: string): Promise<string[]> {
+  const events = await api.admin('GET', '/admin/audit-events?type=partner.created&limit=200');
+  return (events.body.items as { partner_id: string; created_at: string; details: { name?: string } }[])
+    .filter((event) => event.created_at >= since && event.details.name === 'Sandbox checkout')
+    .map((event) => event.partner_id);
+}
 
 describe('the sandbox checkout partner', () => {
-  it('is made once on the first requests (10 at once), active with approved KYC, its merchant and a webhook endpoint for every event, and kept', async () => {
-    const { url } = await mounted();
+  it('is made once on the first requests (10 at once), active with approved KYC, with a webhook endpoint for every event, and kept', async () => {
+    const since = new Date().toISOString();
+    const stateDir = newStateDir();
+    const { url } = await mounted(stateDir);
 
     const answers = await Promise.all(Array.from({ length: 10 }, () => fetch(`${url}/products`).then((response) => response.status)));
-    const partnerId = keptPartner();
+    const partnerId = keptPartner(stateDir);
     const partner = await api.admin('GET', `/admin/partners/${partnerId}`);
     const endpoints = await api.admin('GET', `/admin/partners/${partnerId}/webhook-endpoints`);
 
     expect(answers).toEqual(Array(10).fill(200));
+    expect(await sandboxPartnersCreatedSince(since)).toEqual([partnerId]);
     expect(partner.body).toMatchObject({ partner_id: partnerId, name: 'Sandbox checkout', status: 'active', kyc_status: 'approved' });
     expect(endpoints.body.items).toEqual([
       expect.objectContaining({
@@ -64,36 +81,41 @@ describe('the sandbox checkout partner', () => {
     expect(statSync(join(stateDir, 'state.json')).mode & 0o077).toBe(0);
   });
 
-  it('is found again by a restarted runtime, and a checkout pays its merchant', async () => {
-    const before = keptPartner();
-    const { url } = await mounted();
+  it('is found again by a restarted runtime, whose checkout pays its merchant', async () => {
+    const stateDir = newStateDir();
+    await fetch(`${(await mounted(stateDir)).url}/products`);
+    const before = keptPartner(stateDir);
+    const since = new Date().toISOString();
+    const { url } = await mounted(stateDir);
 
     const order = await fetch(`${url}/orders`, { method: 'POST', body: JSON.stringify({ sku: 'tshirt' }) }).then((response) => response.json() as Promise<{ partner_reference: string }>);
     const checkout = await fetch(`${url}/checkout`, { method: 'POST', body: JSON.stringify({ partner_reference: order.partner_reference }) });
     const body = (await checkout.json()) as { svc_tx_id: string };
     const transaction = await api.admin('GET', `/admin/transactions/${body.svc_tx_id}`);
 
-    expect(keptPartner()).toBe(before);
+    expect(keptPartner(stateDir)).toBe(before);
+    expect(await sandboxPartnersCreatedSince(since)).toEqual([]);
     expect(checkout.status).toBe(201);
     expect(transaction.body).toMatchObject({ partnerId: before, clientId: SANDBOX_MERCHANT, amount: 25, currency: 'USD', status: 'pending' });
   });
 
   it('is made anew when the kept key was revoked', async () => {
-    const before = keptPartner();
+    const stateDir = newStateDir();
+    await fetch(`${(await mounted(stateDir)).url}/products`);
+    const before = keptPartner(stateDir);
     const keys = await api.admin('GET', `/admin/partners/${before}/api-keys`);
     for (const key of keys.body.items as { key_id: string }[]) await api.admin('DELETE', `/admin/api-keys/${key.key_id}`);
-    const { url } = await mounted();
+    const { url } = await mounted(stateDir);
 
     const products = await fetch(`${url}/products`);
 
     expect(products.status).toBe(200);
-    expect(keptPartner()).not.toBe(before);
+    expect(keptPartner(stateDir)).not.toBe(before);
   });
 
   it('answers 503 saying why when the partner cannot be made, and tries again on the next request', async () => {
-    rmSync(join(stateDir, 'state.json'));
     let token = 'not-a-token';
-    const { url } = await mounted({ adminToken: async () => token });
+    const { url } = await mounted(newStateDir(), { adminToken: async () => token });
 
     const refused = await fetch(`${url}/products`);
     const refusal = (await refused.json()) as { error: string; code: string };

@@ -11,10 +11,19 @@ export interface CheckoutPageOptions {
   /** The processor's browser library. */
   processorJsUrl: string;
   /**
-   * Origins the processor's library loads from, calls and frames (the page's CSP); default the library's own
-   * origin. For Stripe: `https://js.stripe.com`, `https://api.stripe.com`, `https://hooks.stripe.com`.
+   * Origins the processor's library loads from, calls and frames (the page's CSP). Default: Stripe's own
+   * ({@link STRIPE_ORIGINS}) for Stripe.js, else the library's own origin (the sandbox's stand-in calls only it).
    */
   processorOrigins?: readonly string[];
+}
+
+/** What Stripe.js loads, calls and frames (Stripe's CSP guidance for Stripe.js and the Payment Element). */
+export const STRIPE_ORIGINS: readonly string[] = ['https://js.stripe.com', 'https://*.js.stripe.com', 'https://api.stripe.com', 'https://hooks.stripe.com'];
+
+/** The page's CSP origins for the processor library at `jsUrl`, unless given. */
+export function processorOriginsFor(jsUrl: URL, given?: readonly string[]): readonly string[] {
+  if (given !== undefined && given.length > 0) return given;
+  return jsUrl.origin === 'https://js.stripe.com' ? STRIPE_ORIGINS : [jsUrl.origin];
 }
 
 interface PageFile {
@@ -32,7 +41,7 @@ export class CheckoutPage {
   constructor(options: CheckoutPageOptions) {
     const jsUrl = new URL(options.processorJsUrl);
     if (jsUrl.protocol !== 'https:' && jsUrl.protocol !== 'http:') throw new Error(`processorJsUrl must be an http(s) URL: ${options.processorJsUrl}`);
-    const origins = (options.processorOrigins ?? [jsUrl.origin]).join(' ');
+    const origins = processorOriginsFor(jsUrl, options.processorOrigins).join(' ');
     const policy = [
       "default-src 'none'",
       `script-src 'self' ${origins}`,
@@ -52,7 +61,7 @@ export class CheckoutPage {
     this.files = new Map([
       [
         '/checkout',
-        file(read('checkout.html').replace('%PROCESSOR_JS_URL%', escapeAttribute(jsUrl.href)), 'text/html; charset=utf-8', {
+        file(read('checkout.html').replace('%PROCESSOR_JS_URL%', () => escapeAttribute(jsUrl.href)), 'text/html; charset=utf-8', {
           'content-security-policy': policy,
           'referrer-policy': 'no-referrer',
         }),

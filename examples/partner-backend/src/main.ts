@@ -44,7 +44,11 @@ const backend = await startPartnerBackend({
   orders,
   shop,
   // Stripe.js in production (https://js.stripe.com/v3/); locally the sandbox processor's stand-in.
-  frontend: { processorJsUrl: process.env.PROCESSOR_JS_URL ?? 'http://127.0.0.1:12111/v3/' },
+  frontend: {
+    processorJsUrl: process.env.PROCESSOR_JS_URL ?? 'http://127.0.0.1:12111/v3/',
+    // The page's CSP origins for the processor; by default Stripe's for Stripe.js, else the library's origin.
+    processorOrigins: process.env.PROCESSOR_ORIGINS?.split(/\s+/).filter((origin) => origin !== ''),
+  },
   service: new ServiceClient({
     baseUrl: process.env.SERVICE_URL ?? 'http://localhost:3000/api/v1',
     apiKey: required('API_KEY'),

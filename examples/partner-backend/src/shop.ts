@@ -49,7 +49,7 @@ export class Shop {
     if (product === undefined) return { outcome: 'refused', status: 404, error: 'No such product' };
     if (email !== undefined && (typeof email !== 'string' || !EMAIL.test(email))) return { outcome: 'refused', status: 400, error: 'email is not an email address' };
     const order: Order = {
-      partner_reference: `order-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`,
+      partner_reference: `order-${Date.now().toString(36)}-${randomBytes(8).toString('hex')}`,
       client_id: product.client_id,
       amount: product.amount,
       currency: product.currency,
