@@ -23,7 +23,7 @@ const doc: RouteDoc = {
   example: { name: 'Order service (production)', url: 'https://api.example.com/webhooks/payments', events: ['transaction_succeeded', 'transaction_failed'] },
 };
 
-export const handler = httpRoute({ access: 'admin', params: PartnerParams, body: CreateWebhookEndpointBody, doc }, async ({ params, body }) => ({
+export const handler = httpRoute({ access: 'admin', params: PartnerParams, body: CreateWebhookEndpointBody, doc }, async ({ params, body, caller }) => ({
   status: 201,
-  body: presentCreatedWebhookEndpoint(await createWebhookEndpoint(webhookEndpointDeps, params.partner_id, body)),
+  body: presentCreatedWebhookEndpoint(await createWebhookEndpoint(webhookEndpointDeps, params.partner_id, body, caller)),
 }));

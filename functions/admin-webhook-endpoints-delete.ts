@@ -16,7 +16,7 @@ const doc: RouteDoc = {
   errors: ['WEBHOOK_ENDPOINT_NOT_FOUND'],
 };
 
-export const handler = httpRoute({ access: 'admin', params: WebhookEndpointParams, doc }, async ({ params }) => {
-  await deleteWebhookEndpoint(params.partner_id, params.id);
+export const handler = httpRoute({ access: 'admin', params: WebhookEndpointParams, doc }, async ({ params, caller }) => {
+  await deleteWebhookEndpoint(params.partner_id, params.id, caller);
   return { status: 204 };
 });

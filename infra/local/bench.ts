@@ -234,7 +234,8 @@ async function webhookSection(service: BenchService, token: string, partner: Ben
   try {
     await adminPost(service, token, `/admin/partners/${partner.partnerId}/webhook-endpoints`, { name: 'Bench', url: receiver.url, events: ['transaction_succeeded'] });
     const processorPort = Number(service.env.PROCESSOR_SANDBOX_PORT);
-    const stripe = new Stripe(config.PROCESSOR_SECRET_KEY ?? 'sk_test_sandbox_local', { host: '127.0.0.1', port: processorPort, protocol: 'http' });
+    const processorKey = config.PROCESSOR_SECRET_KEY ?? 'sk_test_sandbox_local';
+    const stripe = new Stripe(processorKey, { host: '127.0.0.1', port: processorPort, protocol: 'http' });
     const arrivedAt = new Map<string, number>();
     const intents = new Map<string, string>();
     for (let i = 0; i < WEBHOOK_PAYMENTS; i++) {
@@ -247,7 +248,9 @@ async function webhookSection(service: BenchService, token: string, partner: Ben
       intents.set(checkout.processor_payment_intent_id, checkout.svc_tx_id);
     }
     // When the sandbox started posting each payment_intent.succeeded (its own delivery record).
-    const events = (await (await fetch(`http://127.0.0.1:${processorPort}/sandbox/events`)).json()) as {
+    const eventsResponse = await fetch(`http://127.0.0.1:${processorPort}/sandbox/events`, { headers: { authorization: `Bearer ${processorKey}` } });
+    if (eventsResponse.status !== 200) throw new Error(`GET /sandbox/events answered ${eventsResponse.status}`);
+    const events = (await eventsResponse.json()) as {
       data: Array<{ event: { type: string; data: { object: { id: string } } }; attempts: Array<{ at: string }> }>;
     };
     for (const { event, attempts } of events.data) {

@@ -1,8 +1,8 @@
 /**
  * The processor sandbox's HTTP side: Stripe's authentication (the secret key, or the publishable key for what a
  * browser may do: `processor-sandbox-keys.ts`, `processor-sandbox-publishable.ts`), routing, idempotent requests,
- * answers in Stripe's shape (pretty-printed JSON, `request-id`, `stripe-version`), and what browsers get besides
- * (CORS, the Stripe.js stand-in: `processor-sandbox-browser.ts`).
+ * answers in Stripe's shape (pretty-printed JSON, `request-id`, `stripe-version`; `nosniff` on every answer), and
+ * what browsers get besides (CORS, the Stripe.js stand-in: `processor-sandbox-browser.ts`).
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { decodePathSegment } from '../routes';
@@ -20,6 +20,8 @@ import { publishableBody, publishableKeyRefused, publishableRefusal, withClientS
 
 /** Larger request bodies are refused (413); the service's requests are a few hundred bytes. */
 const MAX_BODY_BYTES = 1024 * 1024;
+/** On every answer: a browser takes each for the type it declares (JSON, the stand-in's JavaScript), never sniffs another. */
+const NOSNIFF = { 'x-content-type-options': 'nosniff' } as const;
 
 type Route =
   | { kind: 'events' }
@@ -84,7 +86,7 @@ export class Api {
     const forBrowser = browserAnswer((req.method ?? 'GET').toUpperCase(), req.url, this.stripeJs);
     if (forBrowser !== undefined) {
       req.resume();
-      res.writeHead(forBrowser.status, forBrowser.headers).end(forBrowser.body);
+      res.writeHead(forBrowser.status, { ...NOSNIFF, ...forBrowser.headers }).end(forBrowser.body);
       return;
     }
     const requestId = randomId('req_', 14);
@@ -107,6 +109,7 @@ export class Api {
     res.writeHead(answer.status, {
       'content-type': 'application/json',
       'content-length': body.length,
+      ...NOSNIFF,
       'request-id': requestId,
       'stripe-version': header(req.headers, 'stripe-version') ?? SANDBOX_API_VERSION,
       ...(idempotencyKey !== undefined ? { 'idempotency-key': idempotencyKey } : {}),
@@ -124,7 +127,6 @@ export class Api {
     const raw = await readBody(req, MAX_BODY_BYTES);
     if (raw === 'too-large') throw invalidRequest(`Request body too large (limit ${MAX_BODY_BYTES} bytes).`, { status: 413 });
     const matched = route(method, path);
-    if (matched?.kind === 'events') return { status: 200, body: json({ data: this.dispatcher.list() }), headers: {} };
     // A POST's parameters are its form body; a GET's are its query string, as the SDK and Stripe.js send them.
     const readForm = () => parseForm(method === 'POST' ? formBody(req.headers, raw) : query);
     const isApi = path === '/v1' || path.startsWith('/v1/') || path.startsWith('/sandbox/');
@@ -134,6 +136,11 @@ export class Api {
         `Unrecognized request URL (${method}: ${path}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.`,
         { status: 404 },
       );
+    }
+    if (matched.kind === 'events') {
+      // The events carry every intent's client_secret, metadata and receipt_email: the secret key's alone.
+      if (caller.kind !== 'secret') throw publishableKeyRefused();
+      return { status: 200, body: json({ data: this.dispatcher.list() }), headers: {} };
     }
     const form = readForm();
     delete form.key; // the publishable key, as Stripe.js sends it: authentication's, not the handler's

@@ -17,12 +17,14 @@
  *                                           elements.submit(), confirmPayment, retrievePaymentIntent
  * Sandbox-only:
  *   POST /sandbox/payment_intents/:id/dispute   the cardholder disputes the payment (charge.dispute.created)
- *   GET  /sandbox/events                        every event with its delivery attempts (no auth: for humans)
+ *   GET  /sandbox/events                        every event with its delivery attempts (secret key only: events
+ *                                               carry each intent's client_secret and metadata)
  *
- * As at Stripe: every /v1 request (and the dispute trigger) needs `Authorization: Bearer <secretKey>`, except
+ * As at Stripe: every /v1 request (and both sandbox-only routes) needs `Authorization: Bearer <secretKey>`, except
  * that a browser may retrieve and confirm an intent with the publishable key (`Authorization: Bearer <pk>` or,
  * as Stripe.js sends it, the `key` parameter) and the intent's `client_secret`, and reads it without `metadata`;
- * any other call with the publishable key is refused (401). /v1 answers carry `access-control-allow-origin: *`.
+ * any other call with the publishable key is refused (401). /v1 answers carry `access-control-allow-origin: *`;
+ * every answer carries `x-content-type-options: nosniff`. The sandbox listens on 127.0.0.1 unless given a `host`.
  * Bodies are form-encoded (`metadata[k]=v`, `payment_method_types[0]=card`); errors are `{ error: { type, code,
  * message, param } }` with Stripe's statuses; a POST's `Idempotency-Key` (scoped to the API key, kept 24 h)
  * replays the first response (`Idempotent-Replayed: true`) or, with other parameters, answers 400
@@ -81,6 +83,10 @@ export type {
 
 export interface ProcessorSandboxOptions {
   port: number;
+  /**
+   * Default 127.0.0.1. Another interface (`0.0.0.0`) lets whoever reaches it use the sandbox's well-known local
+   * keys: pay, refund, read every event.
+   */
   host?: string;
   /** The API key that may make every call (`Authorization: Bearer <secretKey>`). */
   secretKey: string;
@@ -152,11 +158,12 @@ export async function startProcessorSandbox(options: ProcessorSandboxOptions): P
     });
   });
   server.keepAliveTimeout = 5_000;
-  await listen(server, options.port, options.host);
+  const host = options.host ?? '127.0.0.1';
+  await listen(server, options.port, host);
   dispatcher.resume();
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${urlHost(options.host)}:${port}`,
+    url: `http://${urlHost(host)}:${port}`,
     port,
     close: async () => {
       await closeGracefully(server, { graceMs: CLOSE_GRACE_MS });
@@ -191,7 +198,7 @@ function checkOptions(options: ProcessorSandboxOptions): URL {
   return webhookUrl;
 }
 
-function urlHost(host: string | undefined): string {
-  if (host === undefined || host === '' || host === '0.0.0.0' || host === '::') return 'localhost';
+function urlHost(host: string): string {
+  if (host === '' || host === '0.0.0.0' || host === '::') return 'localhost';
   return host.includes(':') ? `[${host}]` : host;
 }

@@ -72,7 +72,8 @@ export class RailsApi {
       }
     }
     const body = Buffer.from(JSON.stringify(answer.body), 'utf8');
-    res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': body.length, ...answer.headers });
+    // nosniff: a browser opening a control route takes the answer as JSON, never as a page.
+    res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': body.length, 'x-content-type-options': 'nosniff', ...answer.headers });
     res.end(body);
   }
 

@@ -81,7 +81,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       secretKey: options.processor.secretKey,
       publishableKey: options.processor.publishableKey,
       webhookSecret: options.processor.webhookSecret,
-      webhookUrl: `http://localhost:${options.httpPort}/api/v1/webhooks/processor`,
+      webhookUrl: `http://127.0.0.1:${options.httpPort}/api/v1/webhooks/processor`,
       stateDir: options.processor.stateDir,
     });
     stops.push(processor.close);
@@ -116,13 +116,14 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
             adminToken: options.sandboxCheckout.adminToken,
             stateDir: options.sandboxCheckout.stateDir,
           });
-    // Stopped after the HTTP API (pushed first): its reconciliations read the API.
-    if (sandbox !== undefined) stops.push(sandbox.idle);
     const api = await startHttpApi({
       port: options.httpPort,
+      host: '127.0.0.1',
       mounts: sandbox === undefined ? [] : [{ matches: isSandboxPath, handle: sandbox.handle }],
     });
     stops.push(api.close);
+    // Stopped before the HTTP API (pushed after it): its requests and reconciliations call the API.
+    if (sandbox !== undefined) stops.push(sandbox.stop);
     return {
       apiUrl: api.url,
       processorUrl: processor.url,

@@ -53,9 +53,15 @@ export interface SandboxCheckoutOptions {
 export interface SandboxCheckout {
   /** Answers a request under {@link SANDBOX_PATH}. */
   handle(request: IncomingMessage, response: ServerResponse): void;
-  /** Resolves once the backend's background reconciliations have finished. */
-  idle(): Promise<void>;
+  /**
+   * Refuses new requests (503), then waits (up to {@link DRAIN_MS}) for the ones running and the background
+   * reconciliations: they call the service's HTTP API, so this runs before the API stops listening.
+   */
+  stop(): Promise<void>;
 }
+
+/** How long stopping waits for the checkout's requests and reconciliations, as the HTTP API waits for its own. */
+const DRAIN_MS = 10_000;
 
 export const isSandboxPath = (pathname: string) => pathname === SANDBOX_PATH || pathname.startsWith(`${SANDBOX_PATH}/`);
 
@@ -70,22 +76,41 @@ export function sandboxCheckout(options: SandboxCheckoutOptions): SandboxCheckou
     });
     return ready;
   };
+  let stopping = false;
+  /** Requests being answered: each resolves when its response is closed (sent or cut). */
+  const running = new Set<Promise<void>>();
   return {
     handle(request, response) {
+      if (stopping) {
+        unavailable(response, 'The service is stopping');
+        return;
+      }
+      const closed = new Promise<void>((resolve) => response.once('close', resolve));
+      running.add(closed);
+      void closed.then(() => running.delete(closed));
       backend().then(
         (handler) => handler.handle(request, response),
         (error: unknown) => {
           console.error('[sandbox-checkout] could not set up the sandbox partner', error);
-          const body = JSON.stringify({ error: `The sandbox checkout could not set up its partner: ${error instanceof Error ? error.message : String(error)}`, code: 'SERVICE_UNAVAILABLE' });
-          response.writeHead(503, { 'content-type': 'application/json', 'x-content-type-options': 'nosniff', 'retry-after': '1' }).end(body);
+          unavailable(response, `The sandbox checkout could not set up its partner: ${error instanceof Error ? error.message : String(error)}`);
         },
       );
     },
-    idle: async () => {
-      if (ready === undefined) return;
-      await (await ready.catch(() => undefined))?.idle();
+    stop: async () => {
+      stopping = true;
+      const drained = (async () => {
+        await Promise.all(running);
+        if (ready !== undefined) await (await ready.catch(() => undefined))?.idle();
+      })();
+      await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, DRAIN_MS).unref())]);
     },
   };
+}
+
+function unavailable(response: ServerResponse, message: string): void {
+  response
+    .writeHead(503, { 'content-type': 'application/json', 'x-content-type-options': 'nosniff', 'retry-after': '1' })
+    .end(JSON.stringify({ error: message, code: 'SERVICE_UNAVAILABLE' }));
 }
 
 async function start(options: SandboxCheckoutOptions, serviceUrl: string): Promise<PartnerBackendHandler> {
@@ -105,7 +130,7 @@ async function start(options: SandboxCheckoutOptions, serviceUrl: string): Promi
 /** The kept partner if the service still knows it and its key, else a new one (kept from now on). */
 async function sandboxPartner(options: SandboxCheckoutOptions, serviceUrl: string): Promise<Credentials> {
   const kept = options.stateDir === undefined ? undefined : ((await readStateFile(options.stateDir, Credentials, cannotRead)) as Credentials | undefined);
-  if (kept !== undefined && (await stillValid(kept, serviceUrl))) return kept;
+  if (kept !== undefined && (await keyStillWorks(kept, serviceUrl))) return kept;
   const made = await makePartner(options, serviceUrl);
   if (options.stateDir !== undefined) await new StateFile(options.stateDir, STATE_VERSION, () => made).save();
   return made;
@@ -114,13 +139,18 @@ async function sandboxPartner(options: SandboxCheckoutOptions, serviceUrl: strin
 const cannotRead = (path: string, reason: string) => new Error(`The sandbox checkout's state file ${path} cannot be read (${reason}); delete it to make a new sandbox partner`);
 
 /**
- * The kept key still works (a read with it answers 200). The merchant needs no check: the credentials are kept only
- * once every step of {@link makePartner}, the merchant last, has succeeded.
+ * Whether the kept key still works: a read with it answers 200 (true), or 401 API_KEY_INVALID (false: revoked, or
+ * the data behind it is gone; a new partner is made). Any other answer throws, keeping the credentials: a
+ * suspended partner (403) stays suspended, with the page answering 503, rather than being replaced by a new active
+ * one; a failing service (5xx) is tried again on the next request. The merchant needs no check: the credentials are
+ * kept only once every step of {@link makePartner}, the merchant last, has succeeded.
  */
-async function stillValid(credentials: Credentials, serviceUrl: string): Promise<boolean> {
+async function keyStillWorks(credentials: Credentials, serviceUrl: string): Promise<boolean> {
   const response = await fetch(`${serviceUrl}/clients?limit=1`, { headers: { 'x-api-key': credentials.api_key } });
-  await response.body?.cancel();
-  return response.ok;
+  const text = await response.text();
+  if (response.ok) return true;
+  if (response.status === 401) return false;
+  throw new Error(`the sandbox partner ${credentials.partner_id} cannot pay now: GET /clients answered ${response.status} ${text.slice(0, 200)}`);
 }
 
 /**

@@ -17,9 +17,11 @@ const Branding = z
     logo_url: z
       .url({ protocol: /^https?$/, error: 'Must be an http(s) URL' })
       .max(2048)
+      // The packet is public (`GET /branding/packet`): a URL with a user name or password would publish them.
+      .refine((url) => !/^https?:\/\/[^/?#]*@/i.test(url), 'Must not carry a user name or password')
       .nullable()
       .optional()
-      .meta({ description: 'An http(s) URL of the logo (at most 2048 characters); absent or null: none', example: 'https://cdn.example.com/acme/logo.png' }),
+      .meta({ description: 'An http(s) URL of the logo (at most 2048 characters, no user name or password: the packet is public); absent or null: none', example: 'https://cdn.example.com/acme/logo.png' }),
     brand_color: z
       .string()
       .regex(/^#[0-9a-fA-F]{6}$/, 'Must be a colour like #1a2b3c')

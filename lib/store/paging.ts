@@ -2,12 +2,17 @@
  * Cursor paging over a Query (decisions.md §9): newest first, `limit` items a page, filter expressions
  * allowed. A page is filled up to `limit` even when a filter drops items (up to a bounded number of reads;
  * past it the page is short and its cursor continues), and `next_cursor` is null exactly on the last page
- * (the repository reads one item past the page to know). The cursor is the base64url of the last returned
- * item's key, sealed: an HMAC-SHA256 with the service's cursor key over that payload and the query it belongs
- * to (index, partition, range, filter, order). So a cursor that was altered, made up, or issued for another
- * query or partner is a 400 VALIDATION_ERROR before anything reaches DynamoDB.
+ * (the repository reads one item past the page to know).
+ *
+ * A cursor is sealed, confidential as well as authenticated: base64url(iv | ciphertext | tag), AES-256-GCM with
+ * the service's cursor key (lib/secrets/cursor-key.ts), a fresh random 12-byte IV per cursor, over the compact
+ * JSON array of the last returned item's key values (no attribute names; not the partition, which the query
+ * names). The query it belongs to (index, partition, range, filter, order) is the additional authenticated data.
+ * So a cursor tells its holder nothing about the table (an API-key list's key values hold the key's hash), and one
+ * that was altered, truncated, made up, or issued for another query or partner is a 400 VALIDATION_ERROR before
+ * anything reaches DynamoDB.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { fieldValidationError } from '../domain/errors';
 import { cursorKey } from '../secrets/cursor-key';
@@ -44,10 +49,10 @@ const keyNames = (index: PageQuery<unknown>['index']) =>
     ? { pk: PARTITION_KEY, sk: SORT_KEY }
     : { pk: `${index}pk`, sk: `${index}sk` };
 
-/** What a cursor is bound to: everything that decides which items a query returns, and in what order. */
+/** What a cursor is bound to (its GCM additional data): all that decides which items a query returns, in what order. */
 const scopeOf = (query: PageQuery<unknown>) =>
   JSON.stringify([
-    'cursor/v1',
+    'cursor/v2',
     query.index ?? 'table',
     query.partition,
     query.sortFrom ?? null,
@@ -57,25 +62,55 @@ const scopeOf = (query: PageQuery<unknown>) =>
     query.newestFirst ?? true,
   ]);
 
-/** `<payload>.<tag>`, both base64url; the tag (a SHA-256 HMAC) always has 43 characters. */
-const CURSOR_FORMAT = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/;
+/**
+ * The key attributes a cursor holds the values of, in order: the table's and the index's keys (an index Query's
+ * ExclusiveStartKey needs both), less the index partition key, which is the query's own partition.
+ */
+const positionAttributes = (index: PageQuery<unknown>['index']) => {
+  const names = keyNames(index);
+  return { partition: names.pk, carried: [...new Set([PARTITION_KEY, SORT_KEY, names.sk])].filter((name) => name !== names.pk) };
+};
 
-const tagOf = (secret: Buffer, scope: string, payload: string) =>
-  createHmac('sha256', secret).update(`${scope}\n${payload}`, 'utf8').digest('base64url');
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
-function sealCursor(secret: Buffer, scope: string, key: Key): string {
-  const payload = Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
-  return `${payload}.${tagOf(secret, scope, payload)}`;
+const invalidCursor = () =>
+  fieldValidationError('cursor', 'Invalid cursor: pass the next_cursor of the same list, with the same filters, unchanged');
+
+function sealCursor(key: Buffer, scope: string, values: string[]): string {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
+  cipher.setAAD(Buffer.from(scope, 'utf8'));
+  const ciphertext = Buffer.concat([cipher.update(JSON.stringify(values), 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, ciphertext, cipher.getAuthTag()]).toString('base64url');
 }
 
-/** The key a cursor continues from, if this service sealed it for this very query; else 400 on `cursor`. */
-function openCursor(secret: Buffer, scope: string, cursor: string): Key {
-  const [, payload, tag] = CURSOR_FORMAT.exec(cursor) ?? [];
-  // Compares the tag's text, not its decoded bytes: base64url's last character carries bits decoding ignores.
-  if (payload === undefined || tag === undefined || !timingSafeEqual(Buffer.from(tag), Buffer.from(tagOf(secret, scope, payload)))) {
-    throw fieldValidationError('cursor', 'Invalid cursor: pass the next_cursor of the same list, with the same filters, unchanged');
+/**
+ * The key attributes (`names`, as sealed) a cursor continues from, if this service sealed it for this very query;
+ * else 400 on `cursor`.
+ */
+function openCursor(key: Buffer, scope: string, cursor: string, names: string[]): Key {
+  if (!BASE64URL.test(cursor)) throw invalidCursor();
+  const sealed = Buffer.from(cursor, 'base64url');
+  // Only the canonical encoding: base64url's last character carries bits decoding ignores, and a cursor with
+  // them altered must not pass as the same cursor.
+  if (sealed.length <= IV_BYTES + TAG_BYTES || sealed.toString('base64url') !== cursor) throw invalidCursor();
+  let values: unknown;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
+    decipher.setAAD(Buffer.from(scope, 'utf8'));
+    decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+    const plaintext = Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
+    values = JSON.parse(plaintext.toString('utf8'));
+  } catch {
+    // A wrong tag (altered, made up, another query's or partner's) or a plaintext this code never wrote.
+    throw invalidCursor();
   }
-  return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Key;
+  if (!Array.isArray(values) || values.length !== names.length) throw invalidCursor();
+  const entries = names.map((name, i): [string, unknown] => [name, values[i]]);
+  if (!entries.every((entry): entry is [string, string] => typeof entry[1] === 'string')) throw invalidCursor();
+  return Object.fromEntries(entries);
 }
 
 /** The filter of a list narrowed to one `status` (or none), as {@link PageQuery.filter} takes it. */
@@ -84,7 +119,7 @@ export const statusFilter = (status: string | undefined): PageQuery<unknown>['fi
 
 export async function queryPage<T>(query: PageQuery<T>): Promise<Page<T>> {
   const names = keyNames(query.index);
-  const keyAttributes = [...new Set([PARTITION_KEY, SORT_KEY, names.pk, names.sk])];
+  const position = positionAttributes(query.index);
   const conditions = ['#pk = :pk'];
   const expressionNames: Record<string, string> = { '#pk': names.pk, ...query.filter?.names };
   const expressionValues: Record<string, unknown> = { ':pk': query.partition, ...query.filter?.values };
@@ -108,7 +143,11 @@ export async function queryPage<T>(query: PageQuery<T>): Promise<Page<T>> {
   };
 
   const scope = scopeOf(query);
-  let startKey: Key | undefined = query.cursor === undefined ? undefined : openCursor(await cursorKey(), scope, query.cursor);
+  let startKey: Key | undefined =
+    query.cursor === undefined
+      ? undefined
+      : { [position.partition]: query.partition, ...openCursor(await cursorKey(), scope, query.cursor, position.carried) };
+  const valuesAt = (item: Record<string, unknown>) => position.carried.map((name) => String(item[name]));
   // Filtered queries read in larger steps (the filter drops items); unfiltered ones read exactly one past the page.
   const readSize = query.filter === undefined ? query.limit + 1 : Math.max(query.limit + 1, FILTERED_READ_SIZE);
   const raw: Record<string, unknown>[] = [];
@@ -127,10 +166,10 @@ export async function queryPage<T>(query: PageQuery<T>): Promise<Page<T>> {
   const last = pageItems.at(-1);
   let nextCursor: string | null = null;
   if (raw.length > query.limit && last !== undefined) {
-    nextCursor = sealCursor(await cursorKey(), scope, Object.fromEntries(keyAttributes.map((name) => [name, String(last[name])])));
+    nextCursor = sealCursor(await cursorKey(), scope, valuesAt(last));
   } else if (stoppedAt !== undefined) {
     // A very selective filter: the page is short, and the cursor continues where the reading stopped.
-    nextCursor = sealCursor(await cursorKey(), scope, stoppedAt);
+    nextCursor = sealCursor(await cursorKey(), scope, valuesAt(stoppedAt));
   }
   return { items: pageItems.map(query.toItem), nextCursor };
 }

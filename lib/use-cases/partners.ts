@@ -45,8 +45,13 @@ export async function getPartner(partnerId: string): Promise<Partner> {
 
 export const listPartners = partners.listPartners;
 
-/** Reads an update may lose to concurrent updates of the same partner before it answers 503 (retry shortly). */
-const UPDATE_ATTEMPTS = 3;
+/**
+ * Reads an update may lose to concurrent updates of the same partner before it answers 503 (retry shortly). After
+ * each loss it waits a random time within a window that doubles (40 ms, 80 ms, … up to 1 s: "full jitter"), so
+ * concurrent updates spread out rather than collide again: 20 admins saving the same partner at once all get through.
+ */
+const UPDATE_ATTEMPTS = 10;
+const retryWindowMs = (attempt: number) => Math.min(1_000, 20 * 2 ** attempt);
 
 /**
  * Changes the fields given (only those). Steps: read the partner (strongly consistent; 404 PARTNER_NOT_FOUND);
@@ -68,6 +73,7 @@ export async function updatePartner(partnerId: string, changes: partners.Partner
     if (outcome === 'updated') return { ...current, ...given, updatedAt: now.toISOString() };
     if (outcome === 'gone') throw errors.partnerNotFound();
     if (attempt >= UPDATE_ATTEMPTS) throw errors.contended();
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * retryWindowMs(attempt)));
   }
 }
 

@@ -1,5 +1,6 @@
 /** Admin use cases: a partner's webhook endpoints (decisions.md §2, §8) and the audit log. */
-import type { AuditEvent, AuditEventType } from '../domain/audit';
+import { adminOf, type AuditEvent, type AuditEventType } from '../domain/audit';
+import type { Caller } from '../domain/caller';
 import { errors, fieldValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import type { PartnerEvent, WebhookEndpoint } from '../domain/webhooks';
@@ -43,6 +44,7 @@ export async function createWebhookEndpoint(
   deps: WebhookEndpointDeps,
   partnerId: string,
   input: NewWebhookEndpoint,
+  by?: Caller,
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   let url: string;
   try {
@@ -60,7 +62,7 @@ export async function createWebhookEndpoint(
     events: input.events,
     createdAt: new Date().toISOString(),
   };
-  const audit = endpointAudit(endpoint, 'webhook_endpoint.created', { name: endpoint.name, events: endpoint.events.join(',') });
+  const audit = endpointAudit(endpoint, 'webhook_endpoint.created', { admin: adminOf(by), name: endpoint.name, events: endpoint.events.join(',') });
   await endpoints.createWebhookEndpoint(endpoint, await secretBox.seal(secret, SECRET_PURPOSE.webhook), audit);
   return { endpoint, secret };
 }
@@ -73,8 +75,8 @@ export async function listWebhookEndpoints(partnerId: string): Promise<WebhookEn
 }
 
 /** Deletes an endpoint and records it (atomic); 404 WEBHOOK_ENDPOINT_NOT_FOUND if the partner has no such endpoint. */
-export async function deleteWebhookEndpoint(partnerId: string, endpointId: string): Promise<void> {
-  await endpoints.deleteWebhookEndpoint(partnerId, endpointId, endpointAudit({ id: endpointId, partnerId }, 'webhook_endpoint.deleted', {}));
+export async function deleteWebhookEndpoint(partnerId: string, endpointId: string, by?: Caller): Promise<void> {
+  await endpoints.deleteWebhookEndpoint(partnerId, endpointId, endpointAudit({ id: endpointId, partnerId }, 'webhook_endpoint.deleted', { admin: adminOf(by) }));
 }
 
 export const listAuditEvents = (query: {

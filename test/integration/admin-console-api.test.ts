@@ -504,9 +504,28 @@ describe('audit events of admin changes: partners and API keys', () => {
       { admin: 'local-admin', fields: 'rate_limit_per_minute', rate_limit_per_minute: 99, rate_limit_per_minute_before: null },
       { admin: 'local-admin', fields: 'service_fee_percentage', service_fee_percentage: 4, service_fee_percentage_before: 1.5 },
     ]);
-    // The answer given last shows both changes: it was applied to the partner the other had changed.
-    const last = [...answers].sort((x, y) => String(x.body.updated_at).localeCompare(String(y.body.updated_at))).at(-1);
-    expect(last?.body).toEqual(now.body);
+    // One of the answers shows both changes: it was applied to the partner the other had changed.
+    expect(answers.some((answer) => answer.body.service_fee_percentage === 4 && answer.body.rate_limit_per_minute === 99)).toBe(true);
+  }, TEST_TIMEOUT_MS);
+
+  it('applies 20 concurrent renames of one partner all, one after another: each audit event replaced the name the one before it set', async () => {
+    // Arrange
+    const partner = await api.createPartner();
+    const original = (await api.admin('GET', `/admin/partners/${partner.partnerId}`)).body.name as string;
+    const names = Array.from({ length: 20 }, (_, i) => `Renamed ${i} ${randomUUID().slice(0, 6)}`);
+
+    // Act
+    const answers = await Promise.all(names.map((name) => api.admin('PATCH', `/admin/partners/${partner.partnerId}`, { name })));
+    const now = await api.admin('GET', `/admin/partners/${partner.partnerId}`);
+    const renames = (await allItems(`/admin/audit-events?partner_id=${partner.partnerId}&type=partner.updated`)).map((event) => event.details as { name: string; name_before: string });
+
+    // Assert: every rename applied once, and they form one chain from the original name to the final one
+    expect(answers.map((answer) => answer.status)).toEqual(names.map(() => 200));
+    expect(renames.map((rename) => rename.name).sort()).toEqual([...names].sort());
+    const after = new Map(renames.map((rename) => [rename.name_before, rename.name]));
+    const chain = [original];
+    while (after.has(chain.at(-1)!)) chain.push(after.get(chain.at(-1)!)!);
+    expect({ length: chain.length, last: chain.at(-1) }).toEqual({ length: 21, last: now.body.name });
   }, TEST_TIMEOUT_MS);
 
   it('records each API key issued, partner-scoped or platform-wide, with its id and scope and never the key, its hash or its secret; a refused issue records nothing', async () => {

@@ -300,8 +300,16 @@ describe('the example backend, with the service delivering its webhooks', () => 
     expect(() => webhooks.verify(request.body, forgedSignature)).toThrow(WebhookVerificationError);
     // The backend's endpoint has its own secret: the recorder's request is not valid there
     const asSent = Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith('webhook-')).map(([name, value]) => [name, String(value)]));
-    expect(await postToBackend('/webhooks/payments', request.body, { 'content-type': 'application/json', ...asSent })).toEqual({ status: 400, body: { error: 'Invalid signature' } });
-    expect(await postToBackend('/webhooks/payments', request.body, { 'content-type': 'application/json' })).toEqual({ status: 400, body: { error: 'Invalid signature' } });
+    expect(await postToBackend('/webhooks/payments', request.body, { 'content-type': 'application/json', ...asSent })).toEqual({ status: 400, body: { error: 'Invalid signature, or not a payment event' } });
+    expect(await postToBackend('/webhooks/payments', request.body, { 'content-type': 'application/json' })).toEqual({ status: 400, body: { error: 'Invalid signature, or not a payment event' } });
+  });
+
+  it('refuses (400) a webhook signed with its secret whose body is not a payment event, and changes nothing', async () => {
+    const bodies = ['null', '[]', '{"svc_tx_id":42,"status":"succeeded"}', '{"svc_tx_id":"svc_tx_x","status":"paid"}'];
+
+    const answers = await Promise.all(bodies.map((body, i) => postToBackend('/webhooks/payments', body, signedAt(backendSecret, `msg_odd_${i}_${randomUUID()}`, body, new Date()))));
+
+    expect(answers.map((answer) => [answer.status, answer.body.error])).toEqual(bodies.map(() => [400, 'Invalid signature, or not a payment event']));
   });
 
   it('refuses a delivered webhook re-signed 301 s in the past or more than 300 s ahead (Standard Webhooks tolerance: 300 s); 290 s old still verifies', async () => {
@@ -329,8 +337,8 @@ describe('the example backend, with the service delivering its webhooks', () => 
 
     // Assert
     expect(verdicts).toEqual({ stale: 'refused: Message timestamp too old', ahead: 'refused: Message timestamp too new', recent: 'verified' });
-    expect(staleAtBackend).toEqual({ status: 400, body: { error: 'Invalid signature' } });
-    expect(aheadAtBackend).toEqual({ status: 400, body: { error: 'Invalid signature' } });
+    expect(staleAtBackend).toEqual({ status: 400, body: { error: 'Invalid signature, or not a payment event' } });
+    expect(aheadAtBackend).toEqual({ status: 400, body: { error: 'Invalid signature, or not a payment event' } });
     expect(recentAtBackend).toEqual({ status: 200, body: { received: true } });
   });
 
@@ -411,12 +419,16 @@ describe('the example backend, with the service delivering its webhooks', () => 
         post(`${shopBackend.url}/orders`, JSON.stringify({ sku: 'mug', email: 'not an email' })),
         post(`${shopBackend.url}/orders`, JSON.stringify({})),
         post(`${shopBackend.url}/orders`, '[1]'),
+        post(`${shopBackend.url}/orders`, JSON.stringify({ sku: 'mug', email: 'é@ü.example' })),
+        // What a page of another site can send without a preflight: never read.
+        post(`${shopBackend.url}/orders`, JSON.stringify({ sku: 'mug' }), { 'content-type': 'text/plain' }),
+        post(`${shopBackend.url}/checkout`, JSON.stringify({ partner_reference: created.body.partner_reference }), { 'content-type': 'application/x-www-form-urlencoded' }),
       ]);
 
       expect(products).toEqual({ status: 200, body: { items: [{ sku: 'mug', name: 'Mug', amount: 9.5, currency: 'USD' }] } });
       expect(created).toEqual({ status: 201, body: { partner_reference: expect.stringMatching(/^order-[0-9a-z]+-[0-9a-f]{16}$/), name: 'Mug', amount: 9.5, currency: 'USD' } });
       expect(again.body.partner_reference).not.toBe(created.body.partner_reference);
-      expect(refusals.map((refusal) => refusal.status)).toEqual([404, 400, 400, 400]);
+      expect(refusals.map((refusal) => refusal.status)).toEqual([404, 400, 400, 400, 400, 415, 415]);
     });
 
     it('GET /payments/{svc_tx_id} reconciles a payment this backend started with the service; any other id is 404', async () => {
@@ -450,6 +462,8 @@ describe('the example backend, with the service delivering its webhooks', () => 
           "style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
       );
       expect([script.status, script.headers.get('content-type'), script.headers.get('x-content-type-options')]).toEqual([200, 'text/javascript; charset=utf-8', 'nosniff']);
+      const head = await fetch(`${shopBackend.url}/checkout`, { method: 'HEAD' });
+      expect([head.status, head.headers.get('content-type'), await head.text()]).toEqual([200, 'text/html; charset=utf-8', '']);
       // The backend without a frontend or a shop serves neither.
       const bare = await Promise.all([fetch(`${backend.url}/checkout`), fetch(`${backend.url}/products`)]);
       expect(bare.map((response) => response.status)).toEqual([404, 404]);

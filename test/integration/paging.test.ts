@@ -77,7 +77,7 @@ describe('queryPage', () => {
 });
 
 describe('sealed cursors', () => {
-  /** The cursor's payload as the unsealed encoding had it: base64url JSON of the last item's keys. */
+  /** A forged cursor: base64url JSON of the last item's keys, as a client might guess one (never what the service hands out). */
   const forge = (key: Record<string, string>) => Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
   const lastKeyOf = (n: number) => {
     const createdAt = new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString();

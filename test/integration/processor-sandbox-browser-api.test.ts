@@ -189,6 +189,29 @@ describe('the publishable key with the intent\'s client_secret', () => {
     expect(sandbox.events().some((e) => ['charge.refunded', 'charge.dispute.created', 'payment_intent.canceled'].includes(e.event.type))).toBe(false);
   });
 
+  it('never reads GET /sandbox/events, whose events carry every intent\'s client_secret: only the secret key does', async () => {
+    // Arrange: an event carrying an intent's client_secret.
+    const intent = await newIntent();
+    await stripe.paymentIntents.confirm(intent.id, { payment_method: 'pm_card_visa' });
+
+    // Act
+    const byParameter = await request('GET', '/sandbox/events', { key: PUBLISHABLE_KEY });
+    const byBearer = await request('GET', '/sandbox/events', {}, { authorization: `Bearer ${PUBLISHABLE_KEY}` });
+    const withoutKey = await request('GET', '/sandbox/events');
+    const secretAsParameter = await request('GET', '/sandbox/events', { key: SECRET_KEY });
+    const withSecretKey = await request('GET', '/sandbox/events', {}, { authorization: `Bearer ${SECRET_KEY}` });
+
+    // Assert
+    for (const refused of [byParameter, byBearer]) {
+      expect(refused).toMatchObject({ status: 401, body: { error: { type: 'invalid_request_error', message: PUBLISHABLE_REFUSAL } } });
+    }
+    expect(withoutKey).toMatchObject({ status: 401, body: { error: { message: expect.stringContaining('You did not provide an API key') } } });
+    expect(secretAsParameter).toMatchObject({ status: 401, body: { error: { message: expect.stringMatching(/^Invalid API Key provided: sk_test_\*+6789$/) } } });
+    for (const refused of [byParameter, byBearer, withoutKey, secretAsParameter]) expect(JSON.stringify(refused.body)).not.toContain(intent.client_secret);
+    expect(withSecretKey.status).toBe(200);
+    expect(JSON.stringify(withSecretKey.body)).toContain(intent.client_secret);
+  });
+
   it('refuses an unknown publishable key (Bearer or parameter) and a secret key sent as the parameter', async () => {
     const intent = await newIntent();
     const read = (params: Record<string, string>, headers: Record<string, string> = {}) =>
@@ -247,12 +270,13 @@ describe('CORS, as Stripe\'s API answers browsers', () => {
 
     const read = await request('GET', `/v1/payment_intents/${intent.id}`, { client_secret: intent.client_secret ?? '', key: PUBLISHABLE_KEY });
     const refused = await request('POST', '/v1/payment_intents', { amount: '100', currency: 'usd', key: PUBLISHABLE_KEY });
-    const sandboxOnly = await request('GET', '/sandbox/events');
+    const sandboxOnly = await request('GET', '/sandbox/events', {}, { authorization: `Bearer ${SECRET_KEY}` });
 
     for (const answer of [read, refused]) {
       expect(answer.headers.get('access-control-allow-origin')).toBe('*');
       expect(answer.headers.get('access-control-allow-credentials')).toBeNull();
     }
+    expect(sandboxOnly.status).toBe(200);
     expect(sandboxOnly.headers.get('access-control-allow-origin')).toBeNull();
   });
 
@@ -269,6 +293,27 @@ describe('CORS, as Stripe\'s API answers browsers', () => {
       'access-control-allow-headers': 'content-type, idempotency-key, stripe-version',
       'access-control-max-age': '600',
     });
+  });
+});
+
+describe('x-content-type-options: nosniff', () => {
+  it('is on every answer: /v1 (read, refused, unknown), /sandbox, a preflight, the stand-in', async () => {
+    const intent = await newIntent();
+
+    const answers = [
+      await request('GET', `/v1/payment_intents/${intent.id}`, { client_secret: intent.client_secret ?? '', key: PUBLISHABLE_KEY }),
+      await request('POST', '/v1/payment_intents', { amount: '100', currency: 'usd', key: PUBLISHABLE_KEY }),
+      await request('GET', '/v1/customers', {}, { authorization: `Bearer ${SECRET_KEY}` }),
+      await request('GET', '/sandbox/events', {}, { authorization: `Bearer ${SECRET_KEY}` }),
+      await request('POST', `/sandbox/payment_intents/${intent.id}/dispute`, {}, { authorization: `Bearer ${SECRET_KEY}` }),
+      await request('OPTIONS', '/v1/payment_intents', {}, { 'access-control-request-method': 'POST' }),
+      await request('GET', '/nowhere'),
+    ];
+    const standIn = await fetch(`${sandbox.url}/v3/`);
+
+    expect(answers.map((answer) => answer.status)).toEqual([200, 401, 404, 200, 400, 204, 404]);
+    for (const answer of answers) expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(standIn.headers.get('x-content-type-options')).toBe('nosniff');
   });
 });
 

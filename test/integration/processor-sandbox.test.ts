@@ -2,6 +2,8 @@
  * The processor sandbox, driven by the real stripe SDK over HTTP, delivering signed events to a real HTTP
  * receiver whose signatures are checked with the SDK's own verifier.
  */
+import { connect } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Stripe from 'stripe';
 import { startProcessorSandbox, type ProcessorSandbox, type SandboxEvent } from '../../infra/local/processor-sandbox';
@@ -212,6 +214,7 @@ describe('the processor sandbox API, through the stripe SDK', () => {
       const response = await fetch(`${sandbox.url}/v1/payment_intents/pi_anything`);
 
       expect(response.status).toBe(401);
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
       expect(await response.json()).toEqual({ error: { type: 'invalid_request_error', message: expect.stringContaining('You did not provide an API key') } });
     });
   });
@@ -458,13 +461,34 @@ describe('the processor sandbox API, through the stripe SDK', () => {
       // The receiver has the event; the sandbox records the outcome once the receiver's answer is complete.
       await waitFor('the recorded outcome', () => sandbox.events().find((e) => e.event.id === delivery.eventId && e.outcome === 'delivered'));
 
-      const response = await fetch(`${sandbox.url}/sandbox/events`);
+      const response = await fetch(`${sandbox.url}/sandbox/events`, { headers: { authorization: `Bearer ${SECRET_KEY}` } });
       const { data } = (await response.json()) as { data: SandboxEvent[] };
       const entry = data.find((e) => e.event.id === delivery.eventId);
 
       expect(response.status).toBe(200);
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
       expect(entry).toMatchObject({ outcome: 'delivered', event: { type: 'payment_intent.succeeded' } });
       expect(entry?.attempts).toEqual([expect.objectContaining({ attempt: 1, status: 200, error: null })]);
+    });
+
+    it('requires the secret key, as every /v1 route: the events carry each intent\'s client_secret and metadata', async () => {
+      // Arrange: an intent whose client_secret an event carries.
+      const intent = await succeededIntent();
+      await waitFor('its event', () => sandbox.events().find((e) => (e.event.data.object as { id: string }).id === intent.id));
+
+      // Act
+      const anonymous = await fetch(`${sandbox.url}/sandbox/events`);
+      const wrongKey = await fetch(`${sandbox.url}/sandbox/events`, { headers: { authorization: 'Bearer sk_test_wrong_key_abcdefgh' } });
+      const withKey = await fetch(`${sandbox.url}/sandbox/events`, { headers: { authorization: `Bearer ${SECRET_KEY}` } });
+
+      // Assert
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(await anonymous.json()).toEqual({ error: { type: 'invalid_request_error', message: expect.stringContaining('You did not provide an API key') } });
+      expect(wrongKey.status).toBe(401);
+      expect(await wrongKey.json()).toEqual({ error: { type: 'invalid_request_error', message: expect.stringMatching(/^Invalid API Key provided: sk_test_\*+efgh$/) } });
+      expect(withKey.status).toBe(200);
+      expect(await withKey.text()).toContain(intent.client_secret);
     });
   });
 });
@@ -546,4 +570,37 @@ describe('webhook delivery retries', () => {
     expect(child).toMatchObject({ exitCode: 0, timedOut: false });
     expect(JSON.parse(child.stdout)).toEqual({ scheduled: expect.any(String), outcome: 'pending', statuses: [503], nextAttemptAt: null });
   }, 20_000);
+});
+
+/** Whether a TCP connection to host:port is accepted. */
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+describe('where the sandbox listens', () => {
+  it('on 127.0.0.1 when no host is given: its url names it, and no other interface of the machine answers', async () => {
+    // Arrange: another address of this machine (a non-loopback one when there is one, else IPv6 loopback).
+    const other = Object.values(networkInterfaces()).flat().find((address) => address !== undefined && !address.internal && address.family === 'IPv4')?.address ?? '::1';
+    const port = await freePort();
+    const sandbox = await startProcessorSandbox({ port, secretKey: SECRET_KEY, publishableKey: 'pk_test_sandbox_integration', webhookSecret: WEBHOOK_SECRET, webhookUrl: 'http://127.0.0.1:9/unused', retryDelaysMs: [] });
+    try {
+      // Act
+      const viaUrl = await fetch(`${sandbox.url}/v1/payment_intents/pi_anything`);
+      const viaOther = await accepts(other, port);
+
+      // Assert
+      expect(sandbox.url).toBe(`http://127.0.0.1:${port}`);
+      expect(viaUrl.status).toBe(401);
+      expect(viaOther).toBe(false);
+    } finally {
+      await sandbox.close();
+    }
+  });
 });

@@ -332,6 +332,25 @@ describe('the sandbox rails answering whether a key was paid (findPaid through t
     }
   });
 
+  it('answers every route with x-content-type-options: nosniff (a browser never takes an answer for a page)', async () => {
+    const sandbox = await start();
+    const key = `nosniff-${++batches}`;
+    const auth = { authorization: `Bearer ${KEYS.railA}` };
+
+    const answers = [
+      await post(sandbox, '/rail-a/payouts', JSON.stringify({ batch_id: key, amount: 1, currency: 'USD', partner_id: 'ptn_1', client_id: 'merchant-1' }), { 'idempotency-key': key }),
+      await fetch(`${sandbox.url}/rail-a/payouts/${key}`, { headers: auth }),
+      await fetch(`${sandbox.url}/rail-a/payouts/never-used`, { headers: auth }),
+      await fetch(`${sandbox.url}/rail-a/transfers`),
+      await fetch(`${sandbox.url}/rail-b/fail-next`, { method: 'POST' }),
+      await fetch(`${sandbox.url}/rail-a/payouts/${key}`),
+      await fetch(`${sandbox.url}/nowhere`),
+    ];
+
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 404, 200, 200, 401, 404]);
+    for (const answer of answers) expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
   it('serves the lookup on GET only, with JSON errors', async () => {
     const sandbox = await start();
 
@@ -383,6 +402,7 @@ describe('the sandbox rails refuse bad requests, paying nothing', () => {
     expect(unknownGet.status).toBe(405);
     for (const response of [noKey, wrongKey, unknown, tooLarge]) {
       expect(response.headers.get('content-type')).toMatch(/application\/json/);
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
       expect(await response.json()).toEqual({ error: expect.any(String) });
     }
     expect(await transfers(sandbox, 'rail-a')).toEqual([]);

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -88,8 +88,9 @@ describe('the sandbox checkout partner', () => {
     const since = new Date().toISOString();
     const { url } = await mounted(stateDir);
 
-    const order = await fetch(`${url}/orders`, { method: 'POST', body: JSON.stringify({ sku: 'tshirt' }) }).then((response) => response.json() as Promise<{ partner_reference: string }>);
-    const checkout = await fetch(`${url}/checkout`, { method: 'POST', body: JSON.stringify({ partner_reference: order.partner_reference }) });
+    const post = (path: string, body: unknown) => fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const order = (await (await post('/orders', { sku: 'tshirt' })).json()) as { partner_reference: string };
+    const checkout = await post('/checkout', { partner_reference: order.partner_reference });
     const body = (await checkout.json()) as { svc_tx_id: string };
     const transaction = await api.admin('GET', `/admin/transactions/${body.svc_tx_id}`);
 
@@ -97,6 +98,25 @@ describe('the sandbox checkout partner', () => {
     expect(await sandboxPartnersCreatedSince(since)).toEqual([]);
     expect(checkout.status).toBe(201);
     expect(transaction.body).toMatchObject({ partnerId: before, clientId: SANDBOX_MERCHANT, amount: 25, currency: 'USD', status: 'pending' });
+  });
+
+  it('stays suspended when an admin suspends it: the page answers 503 and no new partner is made; activated, it pays again', async () => {
+    const stateDir = newStateDir();
+    await fetch(`${(await mounted(stateDir)).url}/products`);
+    const partnerId = keptPartner(stateDir);
+    await api.admin('PATCH', `/admin/partners/${partnerId}`, { status: 'suspended' });
+    const since = new Date().toISOString();
+    const { url } = await mounted(stateDir);
+
+    const suspended = await fetch(`${url}/products`);
+    const refusal = (await suspended.json()) as { error: string };
+    await api.admin('PATCH', `/admin/partners/${partnerId}`, { status: 'active' });
+    const activated = await fetch(`${url}/products`);
+
+    expect([suspended.status, refusal.error]).toEqual([503, expect.stringContaining('answered 403')]);
+    expect(activated.status).toBe(200);
+    expect(keptPartner(stateDir)).toBe(partnerId);
+    expect(await sandboxPartnersCreatedSince(since)).toEqual([]);
   });
 
   it('is made anew when the kept key was revoked', async () => {
@@ -111,6 +131,36 @@ describe('the sandbox checkout partner', () => {
 
     expect(products.status).toBe(200);
     expect(keptPartner(stateDir)).not.toBe(before);
+  });
+
+  it('stops by refusing new requests (503) and answering the ones running, before the HTTP API it calls stops', async () => {
+    const { url, sandbox } = await mounted(newStateDir());
+    await fetch(`${url}/products`);
+    // A buyer's order still arriving when the stop begins: its body half sent.
+    const target = new URL(`${url}/orders`);
+    const running = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = httpRequest({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'content-type': 'application/json' } }, (response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      });
+      request.on('error', reject);
+      request.write('{"sku":');
+      setTimeout(() => request.end('"tshirt"}'), 300);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    let stopped = false;
+    const stopping = sandbox.stop().then(() => (stopped = true));
+    const refused = await fetch(`${url}/products`);
+    const stoppedBeforeAnswer = stopped;
+    const answered = await running;
+    await stopping;
+
+    expect([refused.status, refused.headers.get('retry-after')]).toEqual([503, '1']);
+    expect(stoppedBeforeAnswer).toBe(false);
+    expect(answered.status).toBe(201);
+    expect(JSON.parse(answered.body)).toMatchObject({ name: 'Sandbox T-shirt', amount: 25 });
   });
 
   it('answers 503 saying why when the partner cannot be made, and tries again on the next request', async () => {

@@ -325,7 +325,7 @@ describe('audit events', () => {
       partner_id: owner.partnerId,
       resource_type: 'webhook_endpoint',
       resource_id: first.body.id,
-      details: { name: first.body.name, events: 'transaction_succeeded,transaction_refunded' },
+      details: { admin: 'local-admin', name: first.body.name, events: 'transaction_succeeded,transaction_refunded' },
       created_at: expect.any(String),
     });
     expect([...created.body.items, ...next.body.items].map((event: { resource_id: string }) => event.resource_id)).toEqual([second.body.id, first.body.id]);

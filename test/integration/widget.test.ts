@@ -66,6 +66,19 @@ describe('GET /branding/packet', () => {
     expect(response.status).toBe(400);
     expect(Object.keys(response.body.details.fieldErrors)).toEqual(['branding']);
   });
+
+  it('refuses a logo URL with a user name or password: the packet is public', async () => {
+    const answers = await Promise.all(
+      ['https://bob:PW123@cdn.example/logo.png', 'https://token@cdn.example/logo.png'].map((logo_url) =>
+        suite.api.admin('PATCH', `/admin/partners/${suite.partner.partnerId}`, { branding: { logo_url } }),
+      ),
+    );
+
+    expect(answers.map((answer) => [answer.status, answer.body.code])).toEqual([
+      [400, 'VALIDATION_ERROR'],
+      [400, 'VALIDATION_ERROR'],
+    ]);
+  });
 });
 
 describe('POST /transactions/checkout-intent-v2', () => {

@@ -155,7 +155,7 @@ export function createPartnerBackend(options: PartnerBackendHandlerOptions): Par
   /** Store, answer, then reconcile: the answer never waits for the service (it allows 10 s for it). */
   async function paymentWebhook(request: IncomingMessage, rawBody: string): Promise<Answer> {
     const received = await webhooks.receive(rawBody, request.headers);
-    if (received.outcome === 'refused') return { status: 400, body: { error: 'Invalid signature' } };
+    if (received.outcome === 'refused') return { status: 400, body: { error: 'Invalid signature, or not a payment event' } };
     const after = received.outcome === 'processed' ? () => reconciler.schedule(received.attempt) : undefined;
     return { status: 200, body: { received: true }, after };
   }
@@ -173,17 +173,29 @@ export function createPartnerBackend(options: PartnerBackendHandlerOptions): Par
     return { status: 201, body: { partner_reference: order.partner_reference, name: product.name, amount: order.amount, currency: order.currency } };
   }
 
+  /**
+   * Runs `use` on the browser's JSON body, or refuses the request. Only `application/json` is read: a page of
+   * another site can send a form or text/plain cross-origin without asking, but JSON only after a CORS preflight,
+   * which this backend never grants; so no other site can make orders or payments in a buyer's browser.
+   */
+  async function withBrowserJson(request: IncomingMessage, rawBody: string, use: (body: Record<string, unknown>) => Answer | Promise<Answer>): Promise<Answer> {
+    const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    if (type !== 'application/json') return { status: 415, body: { error: 'Send the body as application/json' } };
+    const body = parseJson(rawBody);
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return { status: 400, body: { error: 'A JSON object is required' } };
+    return use(body as Record<string, unknown>);
+  }
+
   async function route(request: IncomingMessage, pathname: string, rawBody: string): Promise<Answer> {
-    const method = request.method ?? 'GET';
-    const body = method === 'POST' ? parseJson(rawBody) : undefined;
-    const objectBody = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
-    const notAnObject: Answer = { status: 400, body: { error: 'A JSON object is required' } };
-    if (method === 'POST' && pathname === '/checkout') return objectBody === undefined ? notAnObject : checkout(objectBody);
+    // HEAD is GET without the body (Node drops it).
+    const method = request.method === 'HEAD' ? 'GET' : (request.method ?? 'GET');
     if (method === 'POST' && pathname === '/webhooks/payments') return paymentWebhook(request, rawBody);
-    if (options.shop !== undefined && method === 'GET' && pathname === '/products') {
-      return { status: 200, body: { items: options.shop.products.map(({ sku, name, amount, currency }) => ({ sku, name, amount, currency })) } };
+    if (method === 'POST' && pathname === '/checkout') return withBrowserJson(request, rawBody, checkout);
+    const { shop } = options;
+    if (shop !== undefined && method === 'POST' && pathname === '/orders') return withBrowserJson(request, rawBody, (body) => newOrder(shop, body));
+    if (shop !== undefined && method === 'GET' && pathname === '/products') {
+      return { status: 200, body: { items: shop.products.map(({ sku, name, amount, currency }) => ({ sku, name, amount, currency })) } };
     }
-    if (options.shop !== undefined && method === 'POST' && pathname === '/orders') return objectBody === undefined ? notAnObject : newOrder(options.shop, objectBody);
     const orderPath = /^\/orders\/([^/]+)$/.exec(pathname);
     if (method === 'GET' && orderPath !== null) return reconciled(await attempts.get(decodeSegment(orderPath[1] as string)));
     const paymentPath = /^\/payments\/([^/]+)$/.exec(pathname);

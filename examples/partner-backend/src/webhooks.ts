@@ -49,8 +49,21 @@ export class InMemoryProcessedEvents implements ProcessedEvents {
   }
 }
 
+/** Statuses a webhook can carry (the events' statuses); anything else is not a payment event this backend knows. */
+const EVENT_STATUSES: readonly string[] = ['succeeded', 'failed', 'abandoned', 'refunded', 'chargeback'];
+
+/** Signed, yet not a payment event's shape (a body this backend version does not understand): answer 400. */
+const isPaymentWebhook = (body: unknown): body is PaymentWebhook =>
+  typeof body === 'object' &&
+  body !== null &&
+  typeof (body as PaymentWebhook).svc_tx_id === 'string' &&
+  EVENT_STATUSES.includes((body as PaymentWebhook).status);
+
 export type WebhookOutcome =
-  /** Not signed by the service with this endpoint's secret, or its timestamp more than 300 s off: answer 400. */
+  /**
+   * Not signed by the service with this endpoint's secret, its timestamp more than 300 s off, or (signed) not a
+   * payment event: answer 400.
+   */
   | { outcome: 'refused' }
   /** An event id processed before: answer 2xx, do nothing. */
   | { outcome: 'duplicate' }
@@ -103,6 +116,7 @@ export class PaymentWebhooks {
       if (error instanceof WebhookVerificationError) return { outcome: 'refused' };
       throw error;
     }
+    if (!isPaymentWebhook(verified.event)) return { outcome: 'refused' };
     if (await this.deps.processedEvents.has(verified.eventId)) return { outcome: 'duplicate' };
     const attempt = await this.deps.attempts.findBySvcTxId(verified.event.svc_tx_id);
     if (attempt === undefined) return { outcome: 'unknown_transaction' };
