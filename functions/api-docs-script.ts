@@ -8,9 +8,9 @@ import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import * as z from 'zod';
 import { httpRoute } from '../lib/http/chain';
+import { scalarVersion } from '../lib/http/docs-viewer';
 import type { RouteDoc } from '../lib/http/route-doc';
 import type { HttpResult } from '../lib/http/types';
-import { scalarVersion } from './api-docs';
 
 /** Where the bundle for AWS puts the script (beside `index.mjs`: `infra/bundling.ts`, FUNCTION_FILES). */
 export const SCRIPT_FILE = 'scalar-standalone.js';

@@ -8,11 +8,10 @@
  * it for good and fetches the new one after an upgrade.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import * as z from 'zod';
 import { API_PREFIX } from '../infra/routes';
 import { httpRoute } from '../lib/http/chain';
+import { scalarVersion } from '../lib/http/docs-viewer';
 import type { RouteDoc } from '../lib/http/route-doc';
 
 const doc: RouteDoc = {
@@ -28,25 +27,6 @@ const doc: RouteDoc = {
     },
   },
 };
-
-/** Where the bundle for AWS puts the viewer's package.json (beside `index.mjs`: `infra/bundling.ts`, FUNCTION_FILES). */
-export const SCALAR_PACKAGE_FILE = 'scalar-package.json';
-
-let version: string | undefined;
-
-/** The viewer package's version: beside the bundle (AWS), else from the package (its exports do not name package.json). */
-export function scalarVersion(): string {
-  if (version !== undefined) return version;
-  let text: string;
-  try {
-    text = readFileSync(new URL(`./${SCALAR_PACKAGE_FILE}`, import.meta.url), 'utf8');
-  } catch {
-    const entry = createRequire(import.meta.url).resolve('@scalar/api-reference');
-    text = readFileSync(`${entry.slice(0, entry.lastIndexOf('/dist/'))}/package.json`, 'utf8');
-  }
-  version = (JSON.parse(text) as { version: string }).version;
-  return version;
-}
 
 /** The script's URL: versioned, so `scalar.js` may be cached as immutable. */
 export const SCRIPT_URL = `${API_PREFIX}/docs/scalar.js?v=${scalarVersion()}`;

@@ -18,8 +18,7 @@ const doc: RouteDoc = {
   responses: {
     200: { description: 'One page of settlement batches, newest first', schema: SettlementBatchPage },
   },
-  // The API key step's: a partner key whose partner no longer exists (not among the chain codes the generator adds).
-  errors: ['PARTNER_NOT_FOUND'],
+  errors: [],
 };
 
 export const handler = httpRoute({ access: 'partner-read', query: SettlementListQuery, doc }, async ({ caller, query }) => {

@@ -23,8 +23,7 @@ const doc: RouteDoc = {
   responses: {
     200: SETTLEMENT_REPORT_RESPONSE,
   },
-  // PARTNER_NOT_FOUND: the API key step's, a partner key whose partner no longer exists (not among the chain codes the generator adds).
-  errors: ['PARTNER_NOT_FOUND', 'BATCH_NOT_FOUND'],
+  errors: ['BATCH_NOT_FOUND'],
 };
 
 export const handler = httpRoute({ access: 'partner-read', params: SettlementParams, doc }, async ({ caller, params }) =>

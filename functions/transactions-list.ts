@@ -18,7 +18,7 @@ const doc: RouteDoc = {
   responses: {
     200: { description: 'One page of transactions, newest first', schema: TransactionPage },
   },
-  errors: ['PARTNER_NOT_FOUND'],
+  errors: [],
 };
 
 export const handler = httpRoute({ access: 'partner-read', query: TransactionListQuery, doc }, async ({ caller, query }) => {

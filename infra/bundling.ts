@@ -221,9 +221,13 @@ export async function buildFunction(name: string, outDir: string): Promise<{ out
  * path from the project root. Not code, so not bundled (nor counted in the bundle's size).
  */
 export const FUNCTION_FILES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  // The API reference page's script (functions/api-docs-script.ts: SCRIPT_FILE), 3.7 MB.
-  'api-docs-script': { 'scalar-standalone.js': 'node_modules/@scalar/api-reference/dist/browser/standalone.js' },
-  // The viewer's package.json (functions/api-docs.ts: SCALAR_PACKAGE_FILE): its version names the script's URL.
+  // The API reference page's script (functions/api-docs-script.ts: SCRIPT_FILE), 3.7 MB; and the viewer's
+  // package.json (lib/http/docs-viewer.ts: SCALAR_PACKAGE_FILE), whose version names the script's URL: both
+  // documentation functions read it (no `@scalar/api-reference` package to fall back on in Lambda).
+  'api-docs-script': {
+    'scalar-standalone.js': 'node_modules/@scalar/api-reference/dist/browser/standalone.js',
+    'scalar-package.json': 'node_modules/@scalar/api-reference/package.json',
+  },
   'api-docs': { 'scalar-package.json': 'node_modules/@scalar/api-reference/package.json' },
   // The OpenAPI document (functions/openapi-document.ts), 400 KB and growing with the docs.
   'openapi-document': { 'openapi.json': 'docs/openapi.json' },

@@ -16,8 +16,8 @@ import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONSOLE_CONFIG_PATH, CONSOLE_CONTENT_SECURITY_POLICY, CONSOLE_SECURITY_HEADERS, consoleRuntimeConfig } from '../console-site';
 
-export const CONSOLE_PATH = '/admin';
-export const CONSOLE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../console');
+const CONSOLE_PATH = '/admin';
+const CONSOLE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../console');
 export const CONSOLE_DIST = join(CONSOLE_ROOT, 'dist');
 const INDEX_FILE = join(CONSOLE_DIST, 'index.html');
 

@@ -13,7 +13,7 @@ const STRIPE_JS_PATHS: readonly string[] = ['/v3', '/v3/', '/v3/stripe.js'];
 /** How long a browser may reuse a preflight's answer, in seconds. */
 const PREFLIGHT_MAX_AGE_S = 600;
 
-export interface BrowserAnswer {
+interface BrowserAnswer {
   status: number;
   headers: OutgoingHttpHeaders;
   body: Buffer;

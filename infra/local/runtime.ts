@@ -112,7 +112,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         ? undefined
         : sandboxCheckout({
             apiOrigin: `http://127.0.0.1:${options.httpPort}`,
-            processorJsUrl: `http://127.0.0.1:${new URL(processor.url).port}/v3/`,
+            processorJsUrl: `${processor.url}/v3/`,
             adminToken: options.sandboxCheckout.adminToken,
             stateDir: options.sandboxCheckout.stateDir,
           });

@@ -19,7 +19,7 @@ import { type Product, Shop } from '../../examples/partner-backend/src/shop';
 import { PARTNER_EVENTS } from '../../lib/domain/webhooks';
 import { readStateFile, StateFile } from './state-file';
 
-export const SANDBOX_PATH = '/sandbox';
+const SANDBOX_PATH = '/sandbox';
 export const SANDBOX_MERCHANT = 'sandbox-merchant';
 const PARTNER_NAME = 'Sandbox checkout';
 const STATE_VERSION = 1;
@@ -67,14 +67,22 @@ export const isSandboxPath = (pathname: string) => pathname === SANDBOX_PATH || 
 
 export function sandboxCheckout(options: SandboxCheckoutOptions): SandboxCheckout {
   const serviceUrl = `${options.apiOrigin}/api/v1`;
-  /** Made once, on the first request; a failure is forgotten so the next request tries again. */
-  let ready: Promise<PartnerBackendHandler> | undefined;
+  /**
+   * Made on the first request; a failure is forgotten so the next request tries again, and so is a backend whose
+   * key stopped working (revoked in the console): an answer of 502 (the service refused the backend) has the key
+   * checked, and the next request then sets the checkout up anew.
+   */
+  let ready: Promise<SandboxBackend> | undefined;
   const backend = () => {
     ready ??= start(options, serviceUrl).catch((error: unknown) => {
       ready = undefined;
       throw error;
     });
     return ready;
+  };
+  const recheck = async (used: Promise<SandboxBackend>) => {
+    const { credentials } = await used;
+    if (!(await keyStillWorks(credentials, serviceUrl).catch(() => true)) && ready === used) ready = undefined;
   };
   let stopping = false;
   /** Requests being answered: each resolves when its response is closed (sent or cut). */
@@ -88,8 +96,14 @@ export function sandboxCheckout(options: SandboxCheckoutOptions): SandboxCheckou
       const closed = new Promise<void>((resolve) => response.once('close', resolve));
       running.add(closed);
       void closed.then(() => running.delete(closed));
-      backend().then(
-        (handler) => handler.handle(request, response),
+      const used = backend();
+      used.then(
+        ({ handler }) => {
+          response.once('finish', () => {
+            if (response.statusCode === 502) void recheck(used).catch(() => undefined);
+          });
+          handler.handle(request, response);
+        },
         (error: unknown) => {
           console.error('[sandbox-checkout] could not set up the sandbox partner', error);
           unavailable(response, `The sandbox checkout could not set up its partner: ${error instanceof Error ? error.message : String(error)}`);
@@ -100,7 +114,7 @@ export function sandboxCheckout(options: SandboxCheckoutOptions): SandboxCheckou
       stopping = true;
       const drained = (async () => {
         await Promise.all(running);
-        if (ready !== undefined) await (await ready.catch(() => undefined))?.idle();
+        if (ready !== undefined) await (await ready.catch(() => undefined))?.handler.idle();
       })();
       await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, DRAIN_MS).unref())]);
     },
@@ -113,10 +127,15 @@ function unavailable(response: ServerResponse, message: string): void {
     .end(JSON.stringify({ error: message, code: 'SERVICE_UNAVAILABLE' }));
 }
 
-async function start(options: SandboxCheckoutOptions, serviceUrl: string): Promise<PartnerBackendHandler> {
+interface SandboxBackend {
+  handler: PartnerBackendHandler;
+  credentials: Credentials;
+}
+
+async function start(options: SandboxCheckoutOptions, serviceUrl: string): Promise<SandboxBackend> {
   const credentials = await sandboxPartner(options, serviceUrl);
   const orders = new InMemoryOrders();
-  return createPartnerBackend({
+  const handler = createPartnerBackend({
     basePath: SANDBOX_PATH,
     partnerId: credentials.partner_id,
     webhookSecret: credentials.webhook_secret,
@@ -125,6 +144,7 @@ async function start(options: SandboxCheckoutOptions, serviceUrl: string): Promi
     shop: new Shop(PRODUCTS, orders),
     frontend: { processorJsUrl: options.processorJsUrl },
   });
+  return { handler, credentials };
 }
 
 /** The kept partner if the service still knows it and its key, else a new one (kept from now on). */

@@ -259,7 +259,9 @@ export async function payBatch(deps: SettlementDeps, caller: Caller, batchId: st
 
 /**
  * An admin's pay is audited: the event goes in the claim's own transaction, so it is recorded exactly when the
- * admin's attempt took the batch (a refused pay, 409, records nothing). Partner and platform keys' pays are not.
+ * admin's attempt took the batch (a refused pay, 409, records nothing). It records the attempt, not its outcome:
+ * the batch's status tells that (a payee refused after the claim, 403, leaves it as it was). Partner and platform
+ * keys' pays are not audited.
  */
 function payoutAudit(caller: Caller, batch: SettlementBatch, now: Date): AuditEvent | undefined {
   if (caller.kind !== 'admin') return undefined;

@@ -6,7 +6,7 @@
  * duplicate, late or early message changes nothing. Every write that moves a delivery is conditional on what
  * was read, and every outcome is recorded together with its audit event in one transaction.
  */
-import type { AuditEvent, AuditEventType } from '../domain/audit';
+import { type AuditEvent, type AuditEventType, newAuditEvent } from '../domain/audit';
 import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { isDelivered, MAX_DELIVERY_ATTEMPTS, retryDelayMs, type DeliveryStatus, type WebhookDelivery } from '../domain/webhooks';
@@ -58,15 +58,17 @@ export type DeliveryStep =
   | { outcome: 'retry-scheduled'; attempt: number; httpStatus: number | null; delaySeconds: number; enqueued: boolean }
   | { outcome: 'failed'; attempt: number; httpStatus: number | null; error: string };
 
-const auditOf = (delivery: WebhookDelivery, type: AuditEventType, at: number, details: AuditEvent['details']): AuditEvent => ({
-  id: newId.auditEvent(),
-  type,
-  partnerId: delivery.partnerId,
-  resourceType: 'webhook_delivery',
-  resourceId: delivery.id,
-  details: { event_id: delivery.eventId, event: delivery.event, endpoint_id: delivery.endpointId, svc_tx_id: delivery.svcTxId, ...details },
-  createdAt: new Date(at).toISOString(),
-});
+const auditOf = (delivery: WebhookDelivery, type: AuditEventType, at: number, details: AuditEvent['details']): AuditEvent =>
+  newAuditEvent(
+    {
+      type,
+      partnerId: delivery.partnerId,
+      resourceType: 'webhook_delivery',
+      resourceId: delivery.id,
+      details: { event_id: delivery.eventId, event: delivery.event, endpoint_id: delivery.endpointId, svc_tx_id: delivery.svcTxId, ...details },
+    },
+    new Date(at),
+  );
 
 /** `last_error` of an answer that is not a 2xx. */
 const answerError = (httpStatus: number) =>

@@ -1,5 +1,5 @@
 /** Admin use cases: a partner's webhook endpoints (decisions.md §2, §8) and the audit log. */
-import { adminOf, type AuditEvent, type AuditEventType } from '../domain/audit';
+import { adminOf, type AuditEvent, type AuditEventType, newAuditEvent } from '../domain/audit';
 import type { Caller } from '../domain/caller';
 import { errors, fieldValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
@@ -23,15 +23,8 @@ export interface NewWebhookEndpoint {
   events: PartnerEvent[];
 }
 
-const endpointAudit = (endpoint: Pick<WebhookEndpoint, 'id' | 'partnerId'>, type: AuditEventType, details: AuditEvent['details']): AuditEvent => ({
-  id: newId.auditEvent(),
-  type,
-  partnerId: endpoint.partnerId,
-  resourceType: 'webhook_endpoint',
-  resourceId: endpoint.id,
-  details,
-  createdAt: new Date().toISOString(),
-});
+const endpointAudit = (endpoint: Pick<WebhookEndpoint, 'id' | 'partnerId'>, type: AuditEventType, details: AuditEvent['details']): AuditEvent =>
+  newAuditEvent({ type, partnerId: endpoint.partnerId, resourceType: 'webhook_endpoint', resourceId: endpoint.id, details }, new Date());
 
 /**
  * Creates an endpoint. Steps: check the URL (https, no credentials, every address its host resolves to

@@ -17,8 +17,8 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page, Request } from 'playwright-core';
 import { CONSOLE_CONFIG_PATH, consoleContentSecurityPolicy, consoleRuntimeConfig } from '../../infra/console-site';
-import { ensureConsoleBuilt } from '../../infra/local/console-assets';
 import { type Browser, launchChromium } from '../support/browser';
+import { buildConsole } from '../support/console-browser';
 import { type FakeOidcProvider, startFakeOidcProvider } from '../support/fake-oidc-provider';
 
 const CLIENT_ID = 'partner-payments-console';
@@ -39,7 +39,7 @@ const consoleErrors: string[] = [];
 const savedEnv = { ...process.env };
 
 beforeAll(async () => {
-  await ensureConsoleBuilt(() => undefined);
+  await buildConsole();
   provider = await startFakeOidcProvider({ clientId: CLIENT_ID, apiAudience: API_AUDIENCE });
   // The service reads its configuration once, when first imported: in this test file, after these are set.
   process.env.ADMIN_JWKS_URL = `${provider.issuer}/jwks`;

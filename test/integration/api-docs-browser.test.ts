@@ -13,7 +13,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
-import { scalarVersion } from '../../functions/api-docs';
+import { scalarVersion } from '../../lib/http/docs-viewer';
 import { TestApi } from '../support/api';
 import { type Browser, launchChromium } from '../support/browser';
 

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { OPENAPI_FILE } from '../../infra/openapi';
-import { scalarVersion } from '../../functions/api-docs';
+import { scalarVersion } from '../../lib/http/docs-viewer';
 import { acceptsGzip } from '../../functions/api-docs-script';
 import { TestApi } from '../support/api';
 

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { BackfillCounts } from '../../infra/backfill-api-keys';
 import { type KeyScope, generateApiKey, generateHmacSecret, hashApiKey } from '../../lib/auth/credentials';
 import { newId } from '../../lib/domain/ids';
 import { SECRET_PURPOSE, secretBox } from '../../lib/secrets';
@@ -54,19 +55,11 @@ async function oldShapedKey(scope: KeyScope, partnerId: string | undefined, crea
   return { keyId, apiKey, hmacSecret };
 }
 
-interface Counts {
-  scanned: number;
-  found: number;
-  indexed: number;
-  left: number;
-  unreadable: number;
-}
-
 /** Runs `npm run backfill:api-keys`; its output, and the counts of its last line. */
-async function runBackfill(): Promise<{ output: string; counts: Counts }> {
+async function runBackfill(): Promise<{ output: string; counts: BackfillCounts }> {
   const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'backfill:api-keys'], { cwd: REPO_ROOT, env: commandEnv(), timeout: 30_000 });
   const last = stdout.trim().split('\n').at(-1) ?? '';
-  return { output: stdout, counts: JSON.parse(last) as Counts };
+  return { output: stdout, counts: JSON.parse(last) as BackfillCounts };
 }
 
 /** The key ids of an admin key list, every page followed, `limit` at a time. */

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { buildFunction, FUNCTION_FILES } from '../../infra/bundling';
+import { SCALAR_PACKAGE_FILE, scalarVersion } from '../../lib/http/docs-viewer';
 import { OPENAPI_FILE } from '../../infra/openapi';
 import { httpEvent, lambdaContext } from '../support/events';
 
@@ -49,5 +50,16 @@ describe('the documentation functions, bundled', () => {
     expect(response.isBase64Encoded).toBe(true);
     expect(response.headers['content-encoding']).toBe('gzip');
     expect(gunzipSync(Buffer.from(response.body, 'base64')).equals(script)).toBe(true);
+  }, 60_000);
+
+  it("gives both documentation functions the viewer's package.json beside the bundle (in Lambda there is no package to read its version from)", async () => {
+    const version = scalarVersion();
+    const page = await built('api-docs');
+    const script = await built('api-docs-script');
+
+    const versioned = await script.handler(httpEvent({ path: '/api/v1/docs/scalar.js', query: { v: version } }), lambdaContext());
+
+    for (const { dir } of [page, script]) expect(JSON.parse(readFileSync(join(dir, SCALAR_PACKAGE_FILE), 'utf8')).version).toBe(version);
+    expect(versioned.headers['cache-control']).toMatch(/immutable/);
   }, 60_000);
 });

@@ -12,6 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { type CheckoutAttempt, InMemoryAttemptStore } from '../../examples/partner-backend/src/attempts';
 import { InMemoryOrders, type Order } from '../../examples/partner-backend/src/orders';
@@ -447,6 +448,20 @@ describe('the example backend, with the service delivering its webhooks', () => 
       expect(pending).toEqual({ status: 200, body: { partner_reference: order.body.partner_reference, svc_tx_id: checkout.body.svc_tx_id, status: 'pending' } });
       expect(succeeded.body.status).toBe('succeeded');
       expect([foreign.status, malformed.status]).toEqual([404, 404]);
+    });
+
+    it('answers 404 to a request target that is not a path (`//`), and keeps serving', async () => {
+      const { port } = new URL(shopBackend.url);
+      const raw = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () => socket.end('GET // HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+        let text = '';
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+
+      expect(raw.split('\r\n')[0]).toBe('HTTP/1.1 404 Not Found');
+      expect((await get('/products')).status).toBe(200);
     });
 
     it('GET /checkout serves the page with the processor library from its URL, under a CSP naming only this origin and the processor', async () => {

@@ -188,11 +188,21 @@ describe('the Stripe.js stand-in in a browser, under the checkout page\'s CSP', 
           viaKey: await outcome(create({}, 'amount=100&currency=usd&key=${SECRET_KEY}')),
         };
       })()`);
+      const violations = await checkout.page.evaluate<string[]>('window.cspViolations');
       await checkout.page.close();
 
       expect(outcome).toEqual({ viaHeader: 'TypeError', viaKey: 'answered 401' });
-      // The browser reports the blocked request (CORS, then the failed load) and the refusal; nothing else went wrong.
-      expect(checkout.problems.filter((problem) => !/CORS policy|net::ERR_FAILED|status of 401/.test(problem))).toEqual([]);
+      // The browser reports exactly the blocked request (CORS, then the failed load) and the refusal of key=sk_….
+      const reported = checkout.problems.map((problem) =>
+        /^console error: Access to fetch at '[^']*\/v1\/payment_intents' from origin '[^']*' has been blocked by CORS policy/.test(problem)
+          ? 'blocked by CORS'
+          : /^console error: Failed to load resource: net::ERR_FAILED \([^)]*\/v1\/payment_intents\)$/.test(problem)
+            ? 'failed load'
+            : /^console error: Failed to load resource: the server responded with a status of 401 \(Unauthorized\) \([^)]*\/v1\/payment_intents\)$/.test(problem)
+              ? 'refused 401'
+              : problem,
+      );
+      expect({ reported: reported.sort(), violations }).toEqual({ reported: ['blocked by CORS', 'failed load', 'refused 401'], violations: [] });
     },
     TEST_TIMEOUT_MS,
   );

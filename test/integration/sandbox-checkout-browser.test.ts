@@ -47,7 +47,7 @@ const DECLINE_LOGGED = /^Failed to load resource: the server responded with a st
 const fillCard = async (number: string) => {
   const { page } = browser!;
   await page.getByLabel('Card number').fill(number);
-  await page.getByLabel('Expiration date (MM / YY)').fill('12 / 34');
+  await page.getByLabel('Expiration date (MM / YY)').fill(`12 / ${String((new Date().getFullYear() + 2) % 100).padStart(2, '0')}`);
   await page.getByLabel('Security code').fill('123');
 };
 

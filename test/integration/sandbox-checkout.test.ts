@@ -4,6 +4,7 @@
  * restarted runtime; made anew when the kept key no longer works; and a 503 that says why when it cannot be made.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SANDBOX_MERCHANT, type SandboxCheckout, sandboxCheckout } from '../../infra/local/sandbox-checkout';
 import { TestApi } from '../support/api';
+import { waitFor } from '../support/npm-start';
 
 let api: TestApi;
 const dirs: string[] = [];
@@ -34,7 +36,7 @@ function newStateDir(): string {
 }
 
 /** A runtime's sandbox checkout on a server of its own (as `npm start` mounts it), against the test API. */
-async function mounted(stateDir: string, options: { adminToken?: () => Promise<string> } = {}): Promise<{ url: string; sandbox: SandboxCheckout }> {
+async function mounted(stateDir: string, options: { adminToken?: () => Promise<string> } = {}): Promise<{ url: string; sandbox: SandboxCheckout; server: Server }> {
   const sandbox = sandboxCheckout({
     apiOrigin: new URL(api.baseUrl).origin,
     processorJsUrl: 'http://127.0.0.1:12111/v3/',
@@ -44,17 +46,24 @@ async function mounted(stateDir: string, options: { adminToken?: () => Promise<s
   const server = createServer((request, response) => sandbox.handle(request, response));
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/sandbox`, sandbox };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/sandbox`, sandbox, server };
 }
 
 const keptPartner = (stateDir: string) => (JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8')) as { partner_id: string }).partner_id;
 
 /** The sandbox partners created since `since` (their `partner.created` audit events, platform-wide). */
 async function sandboxPartnersCreatedSince(since: string): Promise<string[]> {
-  const events = await api.admin('GET', '/admin/audit-events?type=partner.created&limit=200');
-  return (events.body.items as { partner_id: string; created_at: string; details: { name?: string } }[])
-    .filter((event) => event.created_at >= since && event.details.name === 'Sandbox checkout')
-    .map((event) => event.partner_id);
+  type Created = { partner_id: string; created_at: string; details: { name?: string } };
+  const made: string[] = [];
+  let cursor: string | null = null;
+  // Newest first, shared with every test file: read until the events are older than `since`.
+  do {
+    const page = await api.admin('GET', `/admin/audit-events?type=partner.created&limit=200${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+    const items = page.body.items as Created[];
+    made.push(...items.filter((event) => event.created_at >= since && event.details.name === 'Sandbox checkout').map((event) => event.partner_id));
+    cursor = items.some((event) => event.created_at < since) ? null : (page.body.next_cursor as string | null);
+  } while (cursor !== null);
+  return made;
 }
 
 describe('the sandbox checkout partner', () => {
@@ -100,6 +109,28 @@ describe('the sandbox checkout partner', () => {
     expect(transaction.body).toMatchObject({ partnerId: before, clientId: SANDBOX_MERCHANT, amount: 25, currency: 'USD', status: 'pending' });
   });
 
+  it('is made anew, without a restart, once its key is revoked while the runtime runs', async () => {
+    const stateDir = newStateDir();
+    const { url } = await mounted(stateDir);
+    const post = (path: string, body: unknown) => fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    await fetch(`${url}/products`);
+    const before = keptPartner(stateDir);
+    const keys = await api.admin('GET', `/admin/partners/${before}/api-keys`);
+    for (const key of keys.body.items as { key_id: string }[]) await api.admin('DELETE', `/admin/api-keys/${key.key_id}`);
+
+    // The revoked key's checkout is refused (502), which has the key checked; a later checkout gets a new partner.
+    const order = (await (await post('/orders', { sku: 'tshirt' })).json()) as { partner_reference: string };
+    const refused = await post('/checkout', { partner_reference: order.partner_reference });
+    const after = await waitFor(async () => {
+      const again = (await (await post('/orders', { sku: 'tshirt' })).json()) as { partner_reference: string };
+      const checkout = await post('/checkout', { partner_reference: again.partner_reference });
+      return checkout.status === 201 ? keptPartner(stateDir) : undefined;
+    }, 10_000, 'a checkout with a new sandbox partner');
+
+    expect(refused.status).toBe(502);
+    expect(after).not.toBe(before);
+  });
+
   it('stays suspended when an admin suspends it: the page answers 503 and no new partner is made; activated, it pays again', async () => {
     const stateDir = newStateDir();
     await fetch(`${(await mounted(stateDir)).url}/products`);
@@ -134,10 +165,12 @@ describe('the sandbox checkout partner', () => {
   });
 
   it('stops by refusing new requests (503) and answering the ones running, before the HTTP API it calls stops', async () => {
-    const { url, sandbox } = await mounted(newStateDir());
+    const { url, sandbox, server } = await mounted(newStateDir());
     await fetch(`${url}/products`);
-    // A buyer's order still arriving when the stop begins: its body half sent.
+    // A buyer's order still arriving when the stop begins: its body half sent, the rest once the stop is under way.
     const target = new URL(`${url}/orders`);
+    const arrived = once(server, 'request');
+    let finishBody = () => undefined as void;
     const running = new Promise<{ status: number; body: string }>((resolve, reject) => {
       const request = httpRequest({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'content-type': 'application/json' } }, (response) => {
         let body = '';
@@ -146,14 +179,15 @@ describe('the sandbox checkout partner', () => {
       });
       request.on('error', reject);
       request.write('{"sku":');
-      setTimeout(() => request.end('"tshirt"}'), 300);
+      finishBody = () => void request.end('"tshirt"}');
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await arrived;
 
     let stopped = false;
     const stopping = sandbox.stop().then(() => (stopped = true));
     const refused = await fetch(`${url}/products`);
     const stoppedBeforeAnswer = stopped;
+    finishBody();
     const answered = await running;
     await stopping;
 

@@ -207,11 +207,11 @@ export function createPartnerBackend(options: PartnerBackendHandlerOptions): Par
 
   return {
     handle(request, response) {
-      const { pathname } = new URL(request.url ?? '/', 'http://localhost');
-      const inBase = basePath === '' || pathname.startsWith(`${basePath}/`);
       readBody(request)
         .then((rawBody) => {
           if (rawBody === undefined) return { status: 413, body: { error: 'Body too large' } };
+          const pathname = pathOf(request.url);
+          const inBase = pathname !== undefined && (basePath === '' || pathname.startsWith(`${basePath}/`));
           return inBase ? route(request, pathname.slice(basePath.length), rawBody) : { status: 404, body: { error: 'Not found' } };
         })
         .catch((error: unknown): Answer => {
@@ -261,6 +261,15 @@ async function readBody(request: IncomingMessage): Promise<string | undefined> {
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The request target's path; `undefined` for a target that is not one (`//`, `http://[`): answered 404. */
+function pathOf(url: string | undefined): string | undefined {
+  try {
+    return new URL(url ?? '/', 'http://localhost').pathname;
   } catch {
     return undefined;
   }
