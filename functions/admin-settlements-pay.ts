@@ -6,7 +6,7 @@ import { presentBatch } from '../lib/http/presenters';
 import { SettlementBatch } from '../lib/http/response-schemas';
 import { PAY_BATCH_ERRORS, type RouteDoc } from '../lib/http/route-doc';
 import { AdminSettlementParams } from '../lib/http/settlement-schemas';
-import { payBatch } from '../lib/use-cases/settlements';
+import { payBatch } from '../lib/use-cases/settlement-payouts';
 
 const doc: RouteDoc = {
   summary: 'Pay a settlement batch',

@@ -126,6 +126,8 @@ const declaredRoutes: readonly RouteDefinition[] = [
   { name: 'settlements-list', method: 'GET', path: `${API_PREFIX}/settlements`, access: list },
   { name: 'settlements-pay', method: 'POST', path: `${API_PREFIX}/settlements/pay`, access: { table: 'items', railKeys: true } },
   { name: 'settlements-report', method: 'GET', path: `${API_PREFIX}/settlements/{id}/report.csv`, access: read },
+  // The ledger's balances (decisions.md §5a): a Query of the settlement index, summed per merchant and currency.
+  { name: 'balances-list', method: 'GET', path: `${API_PREFIX}/balances`, access: list },
 
   // The admin console's view of every partner (issue 13): the partner routes' use cases for an admin caller. An admin's run
   // and pay also write their audit events (a put; a pay's in the claim's transaction).
@@ -140,6 +142,7 @@ const declaredRoutes: readonly RouteDefinition[] = [
     access: { table: 'items', railKeys: true },
   },
   { name: 'admin-settlements-report', method: 'GET', path: `${API_PREFIX}/admin/settlements/{settlement_batch_id}/report.csv`, access: read },
+  { name: 'admin-balances-list', method: 'GET', path: `${API_PREFIX}/admin/partners/{partner_id}/balances`, access: list },
 
   { name: 'branding-packet', method: 'GET', path: `${API_PREFIX}/branding/packet`, access: { table: 'read', processorKeys: true } },
 

@@ -22,6 +22,15 @@ export type WebhookDelivery = z.infer<typeof resources.WebhookDelivery>;
 /** Amounts in major units of `currency`; fee fields null until the payment succeeds. */
 export type Transaction = z.infer<typeof resources.Transaction>;
 export type SettlementBatch = z.infer<typeof resources.SettlementBatch>;
+/** A ledger entry settled in a batch besides its payments' sales (refunds, disputes, dispute fees, reinstatements). */
+export type SettlementAdjustment = SettlementBatch['adjustments'][number];
+/** `transaction` (a sale settled beside its reversals), `refund`, `chargeback`, `dispute_fee`, `dispute_reinstated`. */
+export type EntryType = SettlementAdjustment['type'];
+/** A transaction's latest dispute: `needs_response`, `won` or `lost`. */
+export type DisputeStatus = NonNullable<Transaction['disputeStatus']>;
+/** One merchant's money waiting for settlement in one currency, major units (decisions.md §5a). */
+export type Balance = z.infer<typeof resources.Balance>;
+export type BalancePage = z.infer<typeof resources.BalancePage>;
 export type PartnerStatus = 'active' | 'suspended';
 export type KycStatus = 'pending' | 'approved' | 'rejected';
 
@@ -50,7 +59,15 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
-export const WEBHOOK_EVENTS = ['transaction_succeeded', 'transaction_failed', 'transaction_abandoned', 'transaction_refunded', 'transaction_chargeback'] as const satisfies typeof PARTNER_EVENTS;
+export const WEBHOOK_EVENTS = [
+  'transaction_succeeded',
+  'transaction_failed',
+  'transaction_abandoned',
+  'transaction_refunded',
+  'transaction_chargeback',
+  'transaction_partially_refunded',
+  'transaction_dispute_closed',
+] as const satisfies typeof PARTNER_EVENTS;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 
@@ -78,6 +95,13 @@ export interface TransactionFilters {
 export const BATCH_STATUSES = ['pending', 'sent', 'failed'] as const satisfies typeof SERVICE_BATCH_STATUSES;
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
 
+
+/** `GET /admin/partners/{partner_id}/balances`: `owing` for only the merchants that owe money. */
+export interface BalanceFilters {
+  owing: boolean;
+  client_id?: string;
+  currency?: string;
+}
 
 export interface SettlementRun {
   created_batches: number;

@@ -5,6 +5,8 @@
  */
 import type {
   ApiKeyPage,
+  BalanceFilters,
+  BalancePage,
   BatchStatus,
   CreatedWebhookEndpoint,
   DeliveryStatus,
@@ -86,6 +88,11 @@ export function createAdminApi(token: string, onTokenInvalid: (error: ApiError) 
     runSettlement: (partnerId: string) => call<SettlementRun>('POST', `/settlements/run${query({ partner_id: partnerId })}`),
     paySettlement: (batchId: string) => call<SettlementBatch>('POST', `/settlements/${encodeURIComponent(batchId)}/pay`),
     settlementReport: (batchId: string) => call<string>('GET', `/settlements/${encodeURIComponent(batchId)}/report.csv`),
+    listBalances: (partnerId: string, filters: BalanceFilters, cursor?: string) =>
+      call<BalancePage>(
+        'GET',
+        `/partners/${encodeURIComponent(partnerId)}/balances${query({ owing: String(filters.owing), client_id: filters.client_id, currency: filters.currency, cursor })}`,
+      ),
   };
 }
 

@@ -7,6 +7,7 @@ import { type ApiError, createAdminApi } from './api';
 import { ApiKeysSection } from './api-keys/api-keys-section';
 import { hrefOf, SECTIONS, useRoute } from './navigation';
 import { PartnersSection } from './partners/partners-section';
+import { BalancesSection } from './settlements/balances-section';
 import { SettlementsSection } from './settlements/settlements-section';
 import { TransactionsSection } from './transactions/transactions-section';
 import { WebhooksSection } from './webhooks/webhooks-section';
@@ -75,6 +76,7 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
         {route.section === 'webhooks' && <WebhooksSection partnerId={route.partnerId} onChoosePartner={(partnerId) => navigate({ section: 'webhooks', partnerId })} />}
         {route.section === 'transactions' && <TransactionsSection />}
         {route.section === 'settlements' && <SettlementsSection />}
+        {route.section === 'balances' && <BalancesSection partnerId={route.partnerId} onChoosePartner={(partnerId) => navigate({ section: 'balances', partnerId })} />}
       </main>
     </div>
   );

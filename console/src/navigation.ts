@@ -1,6 +1,6 @@
 /**
  * The console's own routes, under `/admin/` (the service answers any of them with the app's page):
- * `/admin/<section>`, and `?partner_id=…` for a partner's API keys or webhooks. History entries, so Back works.
+ * `/admin/<section>`, and `?partner_id=…` for a partner's API keys, webhooks or balances. History entries, so Back works.
  */
 import { useCallback, useEffect, useState } from 'react';
 
@@ -10,6 +10,7 @@ export const SECTIONS = [
   { id: 'webhooks', title: 'Webhooks' },
   { id: 'transactions', title: 'Transactions' },
   { id: 'settlements', title: 'Settlements' },
+  { id: 'balances', title: 'Balances' },
 ] as const;
 
 export type Section = (typeof SECTIONS)[number]['id'];

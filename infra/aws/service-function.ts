@@ -10,6 +10,8 @@
  * its own: `Code.fromAsset` of the project with local bundling and the hash of the output, offline, no Docker.
  */
 import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AssetHashType, DockerImage, Duration, type ILocalBundling } from 'aws-cdk-lib';
 import { Architecture, Code, Function, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
@@ -37,6 +39,11 @@ class LocalFunctionBuild implements ILocalBundling {
   constructor(readonly functionName: string) {}
 
   tryBundle(outputDir: string): boolean {
+    const cached = prebuiltBundle(this.functionName);
+    if (cached !== undefined) {
+      cpSync(cached, outputDir, { recursive: true });
+      return true;
+    }
     const build = spawnSync(process.execPath, ['--import', 'tsx', 'infra/build-function.ts', this.functionName, outputDir], {
       cwd: projectRoot,
       stdio: 'inherit',
@@ -44,6 +51,18 @@ class LocalFunctionBuild implements ILocalBundling {
     if (build.status !== 0) throw new Error(`bundling functions/${this.functionName}.ts failed (${build.error?.message ?? `exit ${build.status ?? build.signal}`})`);
     return true;
   }
+}
+
+/**
+ * The bundle of `name` built already from exactly this source, if `FUNCTION_BUNDLE_CACHE_DIR` names a directory of
+ * them (the infra tests' global setup builds every function once, into a directory named by the hash of the
+ * source the bundles come from, and their many synths copy from it). Unset, as in any real synth: `undefined`.
+ */
+function prebuiltBundle(name: string): string | undefined {
+  const dir = process.env.FUNCTION_BUNDLE_CACHE_DIR;
+  if (dir === undefined || dir === '') return undefined;
+  const bundle = join(dir, name);
+  return existsSync(join(bundle, 'index.mjs')) ? bundle : undefined;
 }
 
 /** `functions/<name>.ts` as the construct `Fn-<name>` (its log group `Logs-<name>`). */

@@ -9,7 +9,7 @@
  * no Scan, DeleteItem or BatchWriteItem. It pays nothing, so it gets no rail secret and no rail URL.
  */
 import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule } from 'aws-cdk-lib/aws-events';
@@ -21,6 +21,7 @@ import type { SettlementSettings } from './deploy-settings';
 import { SETTLEMENT_RUN_TIMEOUT_SECONDS } from '../routes';
 import { BACKGROUND_TABLE_ACTIONS } from '../table-grants';
 import { acknowledgeFunctionFindings } from './nag-findings';
+import { METRICS_NAMESPACE, SERVICE_NAME } from './observability';
 import { serviceFunction } from './service-function';
 import { grantTableAccess } from './table-access';
 
@@ -76,5 +77,24 @@ export class SettlementStack extends Stack {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     errors.addAlarmAction(new SnsAction(alarmTopic));
+
+    // decisions.md §5a: a merchant that owes money (its waiting reversals exceed its waiting sales) for more than 7
+    // days is an operator's matter. Each scheduled run counts them (lib/use-cases/settlements.ts, zero included).
+    const owing = new Alarm(this, 'MerchantsOwingAlarm', {
+      alarmDescription:
+        'A merchant has owed money for more than 7 days: its refunds, disputes and dispute fees exceed its sales, so it is not paid (GET /admin/partners/{id}/balances?owing=true)',
+      metric: new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: 'MerchantsOwingOver7Days',
+        dimensionsMap: { service: SERVICE_NAME },
+        statistic: 'Maximum',
+        period: Duration.days(1),
+      }),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    owing.addAlarmAction(new SnsAction(alarmTopic));
   }
 }

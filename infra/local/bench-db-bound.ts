@@ -24,6 +24,7 @@ import { keys } from '../../lib/store/keys';
 import { transactionItem } from '../../lib/store/transactions';
 import { checkoutBody, type BenchPartner } from './bench-api';
 import { type BenchService, cpuBetween, cpuSnapshot, round, type Slice, ticker } from './bench-service';
+import { NO_REVERSALS } from '../../lib/domain/ledger';
 
 export interface Payee {
   partner: BenchPartner;
@@ -110,6 +111,8 @@ export function dbBoundLoop(service: BenchService, payee: Payee, responseBody: s
       status: 'pending',
       settlementStatus: 'unsettled',
       fees: null,
+      reversals: NO_REVERSALS,
+      revision: 0,
       receiptEmail: 'buyer@example.com',
       statementDescriptorSuffix: null,
       meta: null,

@@ -25,14 +25,18 @@ import { type Config, loadConfig } from '../../lib/config';
 import { computeFees, type FeeSettings } from '../../lib/domain/fees';
 import { newId } from '../../lib/domain/ids';
 import { type CurrencyCode, currencyCode, toMinorUnits } from '../../lib/domain/money';
+import { type LedgerEntry, NO_REVERSALS, reversalEntries } from '../../lib/domain/ledger';
 import { MAX_ITEMS_PER_BATCH } from '../../lib/domain/settlement';
 import type { Transaction } from '../../lib/domain/transaction';
 import { keys } from '../../lib/store/keys';
+import { entryItem } from '../../lib/store/ledger-entries';
 import { transactionItem } from '../../lib/store/transactions';
 import { type BenchService, type CpuSnapshot, cpuSnapshot, round, sleep, waitUntilIdle } from './bench-service';
 import { seededRandom } from './seeded-random';
 
 const ELIGIBLE = Number(process.env.BENCH_SETTLEMENT_ELIGIBLE ?? 10_000);
+/** One waiting payment in this many carries a partial refund entry: settlement sums ledger entries, not only sales. */
+const REFUNDED_EVERY = 10;
 const HISTORY = Number(process.env.BENCH_SETTLEMENT_HISTORY ?? 100_000);
 const PARTNERS = 10;
 /** Each partner's two clients: the first takes payments in three currencies, the second in two. */
@@ -70,6 +74,8 @@ interface Seeded {
   items: number;
   ms: number;
   eligibleIds: Set<string>;
+  /** Partial refund entries waiting beside their payments. */
+  refunds: number;
   grossByCurrency: Map<string, number>;
   expectedBatches: number;
 }
@@ -145,7 +151,11 @@ async function setUpPayees(service: BenchService, token: string, config: Config)
  * currencies; the waiting ones get the same amounts and times whatever the history. Each is the item
  * `createTransaction` writes, as the move to succeeded (and a settlement) left it.
  */
-function* transactionsToSeed(payees: Payee[], history: number, dayStart: number): Generator<{ item: Record<string, unknown>; eligible: boolean; tx: Transaction }> {
+function* transactionsToSeed(
+  payees: Payee[],
+  history: number,
+  dayStart: number,
+): Generator<{ item: Record<string, unknown>; eligible: boolean; tx: Transaction; refund?: LedgerEntry }> {
   const randoms = { history: seededRandom(7), eligible: seededRandom(9) };
   const slots = payees.flatMap((payee) => payee.currencies.map((currency) => ({ payee, currency: currencyCode(currency) })));
   let historyBatchId = randomUUID();
@@ -170,6 +180,8 @@ function* transactionsToSeed(payees: Payee[], history: number, dayStart: number)
       status: 'succeeded',
       settlementStatus: eligible ? 'unsettled' : 'paid',
       fees: computeFees(amountMinor, currency, payee.fees),
+      reversals: NO_REVERSALS,
+      revision: 0,
       receiptEmail: 'buyer@example.com',
       statementDescriptorSuffix: null,
       meta: null,
@@ -183,6 +195,14 @@ function* transactionsToSeed(payees: Payee[], history: number, dayStart: number)
       : // A placeholder batch id: no batch items are written for the history.
         { ...transactionItem(tx), batchId: historyBatchId };
     yield { item, eligible, tx };
+    // One waiting payment in REFUNDED_EVERY was partly refunded: its refund entry waits beside it (the ledger's own
+    // entry, as the processor event writes it), and the batch that takes the payment takes the entry.
+    if (eligible && (i - history) % REFUNDED_EVERY === 0) {
+      const refunded = Math.max(1, Math.floor(amountMinor * 0.3));
+      const facts = { refundedMinor: refunded, refundSteps: [{ toMinor: refunded, refundIds: [`re_bench${i}`] }], disputes: [] };
+      const [refund] = reversalEntries(tx, tx.fees, facts, tx.updatedAt);
+      if (refund !== undefined) yield { item: entryItem(refund), eligible, tx, refund };
+    }
   }
 }
 
@@ -196,7 +216,7 @@ async function seed(db: DynamoDBDocumentClient, table: string, payees: Payee[], 
   const started = performance.now();
   const dayStart = new Date().setUTCHours(0, 0, 0, 0);
   const source = transactionsToSeed(payees, history, dayStart);
-  const seeded: Seeded = { items: 0, ms: 0, eligibleIds: new Set(), grossByCurrency: new Map(), expectedBatches: 0 };
+  const seeded: Seeded = { items: 0, ms: 0, eligibleIds: new Set(), refunds: 0, grossByCurrency: new Map(), expectedBatches: 0 };
   const groups = new Map<string, number>();
   const total = history + ELIGIBLE;
   let reported = 0;
@@ -206,11 +226,13 @@ async function seed(db: DynamoDBDocumentClient, table: string, payees: Payee[], 
       while (chunk.length < 25) {
         const next = source.next();
         if (next.done === true) break;
-        const { item, eligible, tx } = next.value;
+        const { item, eligible, tx, refund } = next.value;
         chunk.push(item);
         if (eligible) {
-          seeded.eligibleIds.add(tx.svcTxId);
-          seeded.grossByCurrency.set(tx.currency, (seeded.grossByCurrency.get(tx.currency) ?? 0) + tx.amountMinor);
+          if (refund === undefined) seeded.eligibleIds.add(tx.svcTxId);
+          else seeded.refunds++;
+          const gross = refund?.grossMinor ?? tx.amountMinor;
+          seeded.grossByCurrency.set(tx.currency, (seeded.grossByCurrency.get(tx.currency) ?? 0) + gross);
           const group = `${tx.partnerId}#${tx.clientId}#${tx.currency}`;
           groups.set(group, (groups.get(group) ?? 0) + 1);
         }
@@ -336,6 +358,7 @@ export async function benchSettlement(hooks: SettlementBenchHooks) {
   out.log(`Targets: everything batched within 30,000 ms; with history at most 1.2x. Ratio: ${ratio}`);
   const summary = {
     settlement_eligible: ELIGIBLE,
+    settlement_refund_entries: alone.seeded.refunds,
     settlement_history: HISTORY,
     settlement_run_10k_ms: Math.round(alone.untilBatchedMs),
     settlement_run_10k_calls: alone.calls.filter((call) => call.batches > 0).length,

@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { decodePathSegment } from '../routes';
 import { readBody } from './http-server';
 import { browserAnswer, corsHeaders } from './processor-sandbox-browser';
-import { createDispute, createRefund } from './processor-sandbox-charges';
+import { closeDispute, createDispute, createRefund } from './processor-sandbox-charges';
 import { ApiError, invalidRequest } from './processor-sandbox-errors';
 import { randomId, SANDBOX_API_VERSION, type EventDispatcher, type ProcessorEvent } from './processor-sandbox-events';
 import { canonical, malformed, parseForm, type FormHash, type FormValue } from './processor-sandbox-form';
@@ -30,7 +30,8 @@ type Route =
   | { kind: 'confirm_intent'; id: string }
   | { kind: 'cancel_intent'; id: string }
   | { kind: 'create_refund' }
-  | { kind: 'dispute'; id: string };
+  | { kind: 'dispute'; id: string }
+  | { kind: 'close_dispute'; id: string };
 
 function route(method: string, path: string): Route | undefined {
   if (method === 'GET' && path === '/sandbox/events') return { kind: 'events' };
@@ -45,6 +46,8 @@ function route(method: string, path: string): Route | undefined {
   }
   const dispute = /^\/sandbox\/payment_intents\/([^/]+)\/dispute$/.exec(path);
   if (method === 'POST' && dispute !== null) return { kind: 'dispute', id: decodePathSegment(dispute[1] ?? '') };
+  const closing = /^\/sandbox\/disputes\/([^/]+)\/close$/.exec(path);
+  if (method === 'POST' && closing !== null) return { kind: 'close_dispute', id: decodePathSegment(closing[1] ?? '') };
   return undefined;
 }
 
@@ -216,6 +219,9 @@ export class Api {
         break;
       case 'dispute':
         result = createDispute(this.objects, matched.id, form, context);
+        break;
+      case 'close_dispute':
+        result = closeDispute(this.objects, matched.id, form, context);
         break;
     }
     // The events carry the whole objects (they go to the service); the browser reads what Stripe shows it.

@@ -34,7 +34,8 @@ export type ProcessorEventType =
   | 'payment_intent.canceled'
   | 'charge.succeeded'
   | 'charge.refunded'
-  | 'charge.dispute.created';
+  | 'charge.dispute.created'
+  | 'charge.dispute.closed';
 
 /** An event exactly as the webhook endpoint receives it (Stripe's `Event` object). */
 export interface ProcessorEvent<T = unknown> {
@@ -44,7 +45,7 @@ export interface ProcessorEvent<T = unknown> {
   created: number;
   livemode: false;
   pending_webhooks: number;
-  /** The API request that caused the event; both null when no API request did (a dispute, as at Stripe). */
+  /** The API request that caused the event; both null when no API request did (a dispute opened or closed, as at Stripe). */
   request: { id: string | null; idempotency_key: string | null };
   type: ProcessorEventType;
   data: { object: T };

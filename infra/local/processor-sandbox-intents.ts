@@ -253,7 +253,7 @@ export function confirmIntent(objects: SandboxObjects, id: string, form: FormHas
   intent.amount_received = intent.amount;
   intent.payment_method = paymentMethod.id;
   intent.last_payment_error = null;
-  context.emit('charge.succeeded', charge);
+  context.emit('charge.succeeded', objects.chargeObject(charge));
   context.emit('payment_intent.succeeded', intent);
   return { status: 200, body: intent };
 }

@@ -7,6 +7,8 @@
 export type SandboxPaymentIntentStatus = 'requires_payment_method' | 'succeeded' | 'canceled';
 export type SandboxCancellationReason = 'abandoned' | 'duplicate' | 'fraudulent' | 'requested_by_customer';
 export type SandboxRefundReason = 'duplicate' | 'fraudulent' | 'requested_by_customer';
+/** A dispute awaits the merchant's response until the card network decides it (`/sandbox/disputes/:id/close`). */
+export type SandboxDisputeStatus = 'needs_response' | 'won' | 'lost';
 
 /** Stripe's PaymentIntent object, with the fields the sandbox maintains. */
 export interface SandboxPaymentIntent {
@@ -69,6 +71,10 @@ export interface SandboxCard {
   country: 'US';
 }
 
+/**
+ * A charge as the store keeps it: its refunds are kept once, as refund objects, and listed on the charge only
+ * when it is shown (`SandboxObjects.chargeObject`), so the list can never disagree with them.
+ */
 export interface SandboxCharge {
   id: string;
   object: 'charge';
@@ -95,6 +101,20 @@ export interface SandboxCharge {
   status: 'succeeded' | 'failed';
 }
 
+/** Stripe's charge as the API and its events show it: with its refunds, newest first. */
+export interface SandboxChargeObject extends SandboxCharge {
+  refunds: SandboxList<SandboxRefund>;
+}
+
+/** Stripe's list object: a list embedded in another object is whole here (`has_more: false`). */
+export interface SandboxList<T> {
+  object: 'list';
+  data: T[];
+  has_more: false;
+  total_count: number;
+  url: string;
+}
+
 export interface SandboxRefund {
   id: string;
   object: 'refund';
@@ -109,10 +129,43 @@ export interface SandboxRefund {
   status: 'succeeded';
 }
 
+/** Stripe's balance transaction: money a dispute moves out of (or back into) the merchant's balance. */
+export interface SandboxBalanceTransaction {
+  id: string;
+  object: 'balance_transaction';
+  /** Negative when taken from the balance, positive when given back. */
+  amount: number;
+  available_on: number;
+  balance_type: 'payments';
+  created: number;
+  currency: string;
+  description: string;
+  exchange_rate: null;
+  fee: number;
+  fee_details: SandboxFeeDetail[];
+  /** `amount - fee`: what the balance moves by. */
+  net: number;
+  reporting_category: 'dispute' | 'dispute_reversal';
+  /** The dispute that moved the money. */
+  source: string;
+  status: 'available';
+  type: 'adjustment';
+}
+
+export interface SandboxFeeDetail {
+  amount: number;
+  application: null;
+  currency: string;
+  description: string;
+  type: 'stripe_fee';
+}
+
 export interface SandboxDispute {
   id: string;
   object: 'dispute';
   amount: number;
+  /** The withdrawal of the disputed amount and the fee; a won dispute's reinstatement after it. */
+  balance_transactions: SandboxBalanceTransaction[];
   charge: string;
   created: number;
   currency: string;
@@ -122,7 +175,7 @@ export interface SandboxDispute {
   metadata: Record<string, string>;
   payment_intent: string;
   reason: 'fraudulent';
-  status: 'needs_response';
+  status: SandboxDisputeStatus;
 }
 
 /** The store's content as plain data, oldest object first: what the state file keeps. */
@@ -153,6 +206,18 @@ export class SandboxObjects {
   /** Every PaymentIntent, oldest first (copies). */
   listIntents(): SandboxPaymentIntent[] {
     return [...this.intents.values()].map((intent) => structuredClone(intent));
+  }
+
+  /**
+   * The charge as Stripe shows it (a copy): with every refund of it, newest first, as Stripe lists them (the
+   * store holds them in the order they were made, also after a restart).
+   */
+  chargeObject(charge: SandboxCharge): SandboxChargeObject {
+    const refunds = [...this.refunds.values()].filter((refund) => refund.charge === charge.id).reverse();
+    return structuredClone({
+      ...charge,
+      refunds: { object: 'list', data: refunds, has_more: false, total_count: refunds.length, url: `/v1/charges/${charge.id}/refunds` },
+    });
   }
 
   /** The live objects, for the state file to serialise at once (before any other request changes them). */

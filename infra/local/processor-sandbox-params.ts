@@ -82,6 +82,11 @@ export class Params {
     return text as T;
   }
 
+  requiredEnum<T extends string>(key: string, values: readonly T[]): T {
+    this.requiredString(key); // missing or empty: refused as such, before the value is read
+    return this.optionalEnum(key, values) as T;
+  }
+
   /** An email address such as `receipt_email`: undefined when absent, null when sent empty (unset). */
   optionalEmail(key: string): string | null | undefined {
     const email = this.optionalString(key, 800);

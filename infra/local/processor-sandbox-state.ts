@@ -12,10 +12,14 @@
 import { z } from 'zod';
 import type { SandboxEvent } from './processor-sandbox-events';
 import type { StoredResponse } from './processor-sandbox-idempotency';
-import type { SavedObjects } from './processor-sandbox-objects';
+import type { SandboxDispute, SavedObjects } from './processor-sandbox-objects';
 import { readStateFile } from './state-file';
 
-/** Bumped when the file's shape changes; a file of another version is refused rather than misread. */
+/**
+ * Bumped when the file's shape changes so that it could be misread; a file of another version is refused. A
+ * field added to an object is not such a change: a file saved without it is read with it filled in
+ * (`upgradeDispute`). A charge's refund list is not saved at all: it is made from the refunds when shown.
+ */
 export const STATE_VERSION = 1;
 
 /** Everything the sandbox keeps, as plain data. */
@@ -25,6 +29,8 @@ export interface SandboxState extends SavedObjects {
 }
 
 const savedObject = z.looseObject({ id: z.string() });
+/** Saved before disputes carried balance transactions, a dispute has none: it is upgraded when loaded. */
+const savedDispute = z.looseObject({ id: z.string(), balance_transactions: z.array(savedObject).optional() });
 /**
  * A shallow check of a state file: it is the sandbox's own, so this catches another file, another version
  * or a hand edit gone wrong, without restating every field of Stripe's objects.
@@ -34,7 +40,7 @@ const StateFileContent = z.object({
   intents: z.array(savedObject),
   charges: z.array(savedObject),
   refunds: z.array(savedObject),
-  disputes: z.array(savedObject),
+  disputes: z.array(savedDispute),
   idempotency: z.array(
     z.object({
       scope: z.string(),
@@ -57,7 +63,17 @@ export async function loadState(dir: string): Promise<SandboxState | undefined> 
   const content = await readStateFile(dir, StateFileContent, cannotRead);
   if (content === undefined) return undefined;
   const { version: _version, ...state } = content as z.infer<typeof StateFileContent> & SandboxState;
-  return state;
+  return { ...state, disputes: state.disputes.map(upgradeDispute) };
+}
+
+/**
+ * A dispute from a state file saved before disputes carried balance transactions gets none (Stripe's dispute
+ * may have zero): its `charge.dispute.created` named no fee, and inventing one now would tell the service of a
+ * withdrawal it was never told of. Closing it as won still adds the reinstatement.
+ */
+function upgradeDispute(dispute: SandboxDispute): SandboxDispute {
+  const saved = dispute as Omit<SandboxDispute, 'balance_transactions'> & { balance_transactions?: SandboxDispute['balance_transactions'] };
+  return saved.balance_transactions === undefined ? { ...saved, balance_transactions: [] } : dispute;
 }
 
 function cannotRead(path: string, reason: string): Error {

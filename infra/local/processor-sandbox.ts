@@ -16,11 +16,14 @@
  *                                           Stripe(pk), elements({ clientSecret }), the payment element,
  *                                           elements.submit(), confirmPayment, retrievePaymentIntent
  * Sandbox-only:
- *   POST /sandbox/payment_intents/:id/dispute   the cardholder disputes the payment (charge.dispute.created)
+ *   POST /sandbox/payment_intents/:id/dispute   the cardholder disputes the payment (charge.dispute.created):
+ *                                               `amount` (default: all not refunded), `fee` (default 1500)
+ *   POST /sandbox/disputes/:id/close            the card network decides it, `status=won|lost`
+ *                                               (charge.dispute.closed)
  *   GET  /sandbox/events                        every event with its delivery attempts (secret key only: events
  *                                               carry each intent's client_secret and metadata)
  *
- * As at Stripe: every /v1 request (and both sandbox-only routes) needs `Authorization: Bearer <secretKey>`, except
+ * As at Stripe: every /v1 request (and every sandbox-only route) needs `Authorization: Bearer <secretKey>`, except
  * that a browser may retrieve and confirm an intent with the publishable key (`Authorization: Bearer <pk>` or,
  * as Stripe.js sends it, the `key` parameter) and the intent's `client_secret`, and reads it without `metadata`;
  * any other call with the publishable key is refused (401). /v1 answers carry `access-control-allow-origin: *`;
@@ -28,7 +31,8 @@
  * Bodies are form-encoded (`metadata[k]=v`, `payment_method_types[0]=card`); errors are `{ error: { type, code,
  * message, param } }` with Stripe's statuses; a POST's `Idempotency-Key` (scoped to the API key, kept 24 h)
  * replays the first response (`Idempotent-Replayed: true`) or, with other parameters, answers 400
- * `idempotency_error`. Events are delivered after the response that caused them has been sent.
+ * `idempotency_error`. Events are delivered after the response that caused them has been sent. A charge, in an
+ * event, lists its refunds (`refunds`, newest first); a dispute carries its `balance_transactions`.
  *
  * With `stateDir`, everything the sandbox keeps survives a restart (`processor-sandbox-state.ts`): each request
  * that changed something is answered only once its change is on disk.
@@ -71,8 +75,13 @@ export {
 export type {
   SandboxCancellationReason,
   SandboxCard,
+  SandboxBalanceTransaction,
   SandboxCharge,
+  SandboxChargeObject,
   SandboxDispute,
+  SandboxDisputeStatus,
+  SandboxFeeDetail,
+  SandboxList,
   SandboxPaymentError,
   SandboxPaymentIntent,
   SandboxPaymentIntentStatus,

@@ -5,6 +5,7 @@
  * a function importing it would bundle every adapter's dependencies (the processor SDK included). Tests build
  * variants (to inject faults) instead of reaching into the stores themselves, and may take them from here.
  */
+export { balanceDeps } from './balances';
 export { brandingDeps } from './branding';
 export { healthChecks } from './health';
 export { deliveryQueue, outboxDeps } from './outbox';

@@ -2,7 +2,7 @@
 import { config } from '../config';
 import { processor } from '../processor';
 import * as payees from '../store/payees';
-import * as moves from '../store/transaction-moves';
+import * as payments from '../store/payment-updates';
 import * as transactions from '../store/transactions';
 import * as webhookEndpoints from '../store/webhook-endpoints';
 import type { ProcessorEventDeps } from '../use-cases/processor-events';
@@ -12,6 +12,6 @@ export const processorEventDeps: ProcessorEventDeps = {
   transactions,
   payees,
   webhookEndpoints,
-  moves,
+  payments,
   processorFeePercent: config.PROCESSOR_FEE_PERCENT,
 };

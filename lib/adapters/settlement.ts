@@ -4,11 +4,12 @@ import { rails } from '../payouts';
 import * as audit from '../store/audit-events';
 import * as partners from '../store/partners';
 import * as payees from '../store/payees';
+import { listWaiting } from '../store/settlement-waiting';
 import * as settlements from '../store/settlements';
 import type { SettlementDeps } from '../use-cases/settlements';
 
 export const settlementDeps: SettlementDeps = {
-  settlements,
+  settlements: { ...settlements, listWaiting },
   partners,
   payees,
   audit,

@@ -86,6 +86,9 @@ export const errors = {
     new ServiceError(409, 'TX_NOT_INITIALIZED', 'The transaction already has a payment intent (it is no longer initialized)'),
   clientExists: () => new ServiceError(409, 'CLIENT_EXISTS', 'A client with this client_id already exists for the partner'),
   batchAlreadyPaid: () => new ServiceError(409, 'BATCH_ALREADY_PAID', 'The settlement batch has already been paid'),
+  /** decisions.md §5a: no payout while the merchant owes (its waiting reversals exceed its waiting sales). */
+  clientOwes: () =>
+    new ServiceError(409, 'CLIENT_OWES', 'The merchant owes money in this currency (see GET /balances): the batch is held until its sales cover it'),
   webhookEndpointLimitReached: (max: number) =>
     new ServiceError(409, 'WEBHOOK_ENDPOINT_LIMIT_REACHED', `A partner has at most ${max} webhook endpoints: delete one first`),
   webhookEndpointDeleted: () =>

@@ -5,8 +5,9 @@
  *
  * Format (RFC 4180):
  * - header `type,svc_tx_id,partner_reference,created_at,currency,gross,processor_fee,platform_fee,net`;
- * - one row per batch line, in the batch's order (its transactions, then the adjustments it deducts): `type`
- *   is `transaction` or `adjustment`, whose amounts are negative as stored;
+ * - one row per ledger entry the batch settles (decisions.md §5a), in the batch's order: `type` is the entry's
+ *   (`transaction` for a sale, `refund`, `chargeback`, `dispute_fee`, `dispute_reinstated`), amounts as stored
+ *   (a reversal's negative);
  * - a `total` row equal to the batch's stored totals, with svc_tx_id, partner_reference and created_at empty;
  * - every record ends with CRLF, the last one included; a field is quoted only when it holds a comma, a double
  *   quote, CR or LF, and a double quote inside is doubled. Text is written as stored (UTF-8 on the wire).
@@ -63,7 +64,7 @@ export function batchReportContentDisposition(batch: Pick<SettlementBatch, 'id'>
 
 function lineRecord(line: SettlementItem): string[] {
   return [
-    line.kind,
+    line.type,
     defuseFormula(line.svcTxId),
     defuseFormula(line.partnerReference),
     line.createdAt,

@@ -1,5 +1,6 @@
 /** Transactions: one payment, linked to one processor payment intent (interface-spec.md). */
 import { errors, type ServiceError } from './errors';
+import type { ReversalFacts } from './ledger';
 import type { CurrencyCode } from './money';
 import type { Client, Partner } from './partner';
 
@@ -37,6 +38,10 @@ export interface Transaction {
   status: TransactionStatus;
   settlementStatus: SettlementStatus;
   fees: FeeBreakdown | null;
+  /** What the processor said of refunds and disputes (decisions.md §5a), merged from its events in any order. */
+  reversals: ReversalFacts;
+  /** Raised by every processor-driven change: each such write is conditional on the revision it read. */
+  revision: number;
   receiptEmail: string | null;
   statementDescriptorSuffix: string | null;
   meta: Record<string, unknown> | null;
@@ -61,69 +66,6 @@ const ALLOWED_MOVES: Readonly<Record<TransactionStatus, readonly TransactionStat
 
 /** Whether a processor event may move a transaction from `from` to `to`. Pure. */
 export const canMove = (from: TransactionStatus, to: TransactionStatus): boolean => ALLOWED_MOVES[from].includes(to);
-
-/**
- * A refund or chargeback of a transaction already in a settlement batch (`queued` or `paid`): its amounts,
- * negated, deducted from that client's next batch in the same currency (decisions.md §5, §7). Minor units;
- * the four amounts keep the split's invariant: processorFee + platformFee + net = gross.
- */
-export interface SettlementAdjustment {
-  svcTxId: string;
-  partnerId: string;
-  clientId: string;
-  partnerReference: string;
-  currency: CurrencyCode;
-  kind: 'refund' | 'chargeback';
-  grossMinor: number;
-  processorFeeMinor: number;
-  platformFeeMinor: number;
-  netAmountMinor: number;
-  createdAt: string;
-}
-
-/**
- * What a move does to settlement bookkeeping (docs/data-model.md: the sparse settlement index):
- * - `index`: a payment that succeeded now waits for settlement;
- * - `unindex`: refunded or charged back before any batch took it, it waits no more (nothing was paid);
- * - `adjust`: refunded or charged back after a batch took it, it keeps its `settlementStatus` and the
- *   adjustment waits instead, for the next batch to deduct;
- * - `none`: a payment that failed or was abandoned never waited.
- */
-export type SettlementEffect =
-  | { kind: 'index' }
-  | { kind: 'unindex' }
-  | { kind: 'adjust'; adjustment: SettlementAdjustment }
-  | { kind: 'none' };
-
-export function settlementEffectOf(transaction: Transaction, to: TransactionStatus, now: string): SettlementEffect {
-  if (to === 'succeeded') return { kind: 'index' };
-  if (to !== 'refunded' && to !== 'chargeback') return { kind: 'none' };
-  if (transaction.settlementStatus === 'unsettled') return { kind: 'unindex' };
-  return { kind: 'adjust', adjustment: reversalOf(transaction, to === 'refunded' ? 'refund' : 'chargeback', now) };
-}
-
-/** `-amount`, but never `-0` (a zero fee stays a plain 0). */
-const negate = (amount: number) => (amount === 0 ? 0 : -amount);
-
-/** The whole transaction reversed: every amount the batch counted, negated (a settled transaction has fees). */
-function reversalOf(transaction: Transaction, kind: SettlementAdjustment['kind'], now: string): SettlementAdjustment {
-  const processorFee = transaction.fees?.processorFeeMinor ?? 0;
-  const platformFee = transaction.fees?.platformFeeMinor ?? 0;
-  const net = transaction.fees?.netAmountMinor ?? transaction.amountMinor - processorFee - platformFee;
-  return {
-    svcTxId: transaction.svcTxId,
-    partnerId: transaction.partnerId,
-    clientId: transaction.clientId,
-    partnerReference: transaction.partnerReference,
-    currency: transaction.currency,
-    kind,
-    grossMinor: negate(transaction.amountMinor),
-    processorFeeMinor: negate(processorFee),
-    platformFeeMinor: negate(platformFee),
-    netAmountMinor: negate(net),
-    createdAt: now,
-  };
-}
 
 /**
  * The gate before any payment is taken (decisions.md §5), in this order: partner found, active, KYC approved;

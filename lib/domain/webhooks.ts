@@ -7,7 +7,8 @@
  * body is fixed when the event is emitted and sent byte for byte on every attempt and resend.
  */
 import { toMajorUnits } from './money';
-import type { Transaction, TransactionStatus } from './transaction';
+import type { PartnerNotice } from './payment-update';
+import type { Transaction } from './transaction';
 
 export const PARTNER_EVENTS = [
   'transaction_succeeded',
@@ -15,6 +16,9 @@ export const PARTNER_EVENTS = [
   'transaction_abandoned',
   'transaction_refunded',
   'transaction_chargeback',
+  // Opt-in events of the ledger (decisions.md §5a): a refund that leaves the payment succeeded, a dispute's outcome.
+  'transaction_partially_refunded',
+  'transaction_dispute_closed',
 ] as const;
 
 export type PartnerEvent = (typeof PARTNER_EVENTS)[number];
@@ -84,19 +88,22 @@ export interface WebhookDelivery {
 
 /**
  * The body of a partner webhook, exactly the spec's shape (Events: Outbound partner webhooks), money in major
- * units, `meta` unchanged from creation (an empty object when none was given).
+ * units, `meta` unchanged from creation (an empty object when none was given). The ledger's two events add one
+ * field each: `refunded_amount` (cumulative) and `dispute_status`.
  */
-export function partnerEventBody(transaction: Transaction, event: PartnerEvent, status: TransactionStatus): string {
+export function partnerEventBody(transaction: Transaction, notice: PartnerNotice): string {
   return JSON.stringify({
-    event,
+    event: notice.event,
     svc_tx_id: transaction.svcTxId,
     partner_id: transaction.partnerId,
     client_id: transaction.clientId,
     partner_reference: transaction.partnerReference,
-    status,
+    status: notice.status,
     amount: toMajorUnits(transaction.amountMinor, transaction.currency),
     currency: transaction.currency,
     meta: transaction.meta ?? {},
+    ...(notice.refundedMinor === undefined ? {} : { refunded_amount: toMajorUnits(notice.refundedMinor, transaction.currency) }),
+    ...(notice.disputeStatus === undefined ? {} : { dispute_status: notice.disputeStatus }),
   });
 }
 

@@ -1,4 +1,5 @@
 /** Domain types -> the API's resource shapes (snake_case, as the spec and decisions.md show them). */
+import { disputedMinorOf, disputeStatusOf } from '../domain/ledger';
 import { type CurrencyCode, toMajorUnits } from '../domain/money';
 import { type Client, FLAT_FEE_CURRENCY, type Partner } from '../domain/partner';
 import type { SettlementBatch } from '../domain/settlement';
@@ -7,6 +8,7 @@ import { batchReportContentDisposition, batchReportCsv, SETTLEMENT_REPORT_CONTEN
 import type { ApiKeySummary } from '../store/api-keys';
 import type { Page } from '../store/paging';
 import type { IssuedApiKey } from '../use-cases/partners';
+import type { Balance } from '../use-cases/balances';
 import type { CheckoutResult } from '../use-cases/transactions';
 import type { HttpResult } from './types';
 
@@ -87,6 +89,9 @@ export const presentTransaction = (tx: Transaction) => ({
   platformFee: major(tx.fees?.platformFeeMinor, tx.currency),
   netAmount: major(tx.fees?.netAmountMinor, tx.currency),
   settlementStatus: tx.settlementStatus,
+  refundedAmount: toMajorUnits(tx.reversals.refundedMinor, tx.currency),
+  disputedAmount: toMajorUnits(disputedMinorOf(tx.reversals), tx.currency),
+  disputeStatus: disputeStatusOf(tx.reversals),
   meta: tx.meta,
   createdAt: tx.createdAt,
   updatedAt: tx.updatedAt,
@@ -103,8 +108,8 @@ export const presentCheckout = ({ transaction, intent, publishableKey }: Checkou
 
 /**
  * The spec's Settlement batch: camelCase, money in major units, the rail transfer ids null until paid. Beyond
- * the spec's fields: `adjustments` (the refunds and chargebacks deducted, decisions.md §5: "the batch lists
- * it"), `failureReason` (why the last payout failed) and `updatedAt`.
+ * the spec's fields: `adjustments` (the ledger entries it settles besides its transactions' sales, decisions.md
+ * §5a), `failureReason` (why the last payout failed) and `updatedAt`.
  */
 export const presentBatch = (batch: SettlementBatch) => {
   const money = (minor: number) => toMajorUnits(minor, batch.currency);
@@ -113,12 +118,12 @@ export const presentBatch = (batch: SettlementBatch) => {
     partnerId: batch.partnerId,
     clientId: batch.clientId,
     currency: batch.currency,
-    transactionIds: batch.lines.filter((line) => line.kind === 'transaction').map((line) => line.svcTxId),
+    transactionIds: batch.lines.filter((line) => line.settlesTransaction).map((line) => line.svcTxId),
     adjustments: batch.lines
-      .filter((line) => line.kind === 'adjustment')
+      .filter((line) => !line.settlesTransaction)
       .map((line) => ({
         svcTxId: line.svcTxId,
-        type: line.reversal,
+        type: line.type,
         gross: money(line.grossMinor),
         processorFee: money(line.processorFeeMinor),
         platformFee: money(line.platformFeeMinor),
@@ -135,6 +140,20 @@ export const presentBatch = (batch: SettlementBatch) => {
     failureReason: batch.failureReason,
     createdAt: batch.createdAt,
     updatedAt: batch.updatedAt,
+  };
+};
+
+/** A merchant's waiting balance in one currency (decisions.md §5a), money in major units. */
+export const presentBalance = (balance: Balance) => {
+  const money = (minor: number) => toMajorUnits(minor, balance.currency);
+  return {
+    client_id: balance.clientId,
+    currency: balance.currency,
+    unsettled_net: money(balance.unsettledNetMinor),
+    waiting_reversals: money(balance.waitingReversalsMinor),
+    owed: money(balance.owedMinor),
+    next_payout_estimate: money(balance.nextPayoutEstimateMinor),
+    owing_since: balance.owingSince,
   };
 };
 

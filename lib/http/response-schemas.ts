@@ -6,6 +6,7 @@
  */
 import * as z from 'zod';
 import { AUDIT_EVENT_TYPES } from '../domain/audit';
+import { DISPUTE_STATUSES, ENTRY_TYPES } from '../domain/ledger';
 import { CLIENT_STATUSES, KYC_STATUSES, PARTNER_STATUSES } from '../domain/partner';
 import { BATCH_STATUSES } from '../domain/settlement';
 import { SETTLEMENT_STATUSES, TRANSACTION_STATUSES } from '../domain/transaction';
@@ -140,6 +141,9 @@ export const Transaction = z
     platformFee: nullableMoney("The platform's fee"),
     netAmount: nullableMoney('What the merchant is paid'),
     settlementStatus: z.enum(SETTLEMENT_STATUSES),
+    refundedAmount: money('The cumulative amount refunded (0 without a refund)'),
+    disputedAmount: money('The amount under dispute (0 without a dispute)'),
+    disputeStatus: z.enum(DISPUTE_STATUSES).nullable().meta({ description: "The latest dispute's status; null without a dispute" }),
     meta: jsonObject.nullable(),
     createdAt: instant,
     updatedAt: instant,
@@ -183,15 +187,17 @@ export const SettlementBatch = z
       .array(
         z.strictObject({
           svcTxId: z.string(),
-          type: z.enum(['refund', 'chargeback']),
-          gross: money('Deducted gross (negative)'),
-          processorFee: money('Processor fee reversed'),
-          platformFee: money('Platform fee reversed'),
-          net: money('Net deducted'),
+          type: z.enum(ENTRY_TYPES).meta({
+            description: '`refund`, `chargeback`, `dispute_fee` (negative), `dispute_reinstated` (positive), or `transaction`: the sale of a payment refunded in full or charged back before settlement, settled beside its reversals',
+          }),
+          gross: money('Gross (negative for a reversal)'),
+          processorFee: money('Processor fee (reversed: negative)'),
+          platformFee: money('Platform fee (reversed: negative)'),
+          net: money('Net (deducted: negative)'),
           createdAt: instant,
         }),
       )
-      .meta({ description: 'Refunds and chargebacks of earlier paid transactions, deducted here' }),
+      .meta({ description: "The ledger entries settled here besides the sales of `transactionIds`: every refund, dispute, dispute fee and reinstatement waiting for this merchant and currency, of earlier or included payments (decisions.md §5a)" }),
     totalGross: money('Sum of gross'),
     totalProcessorFees: money('Sum of processor fees'),
     totalPlatformFees: money('Sum of platform fees'),
@@ -206,6 +212,27 @@ export const SettlementBatch = z
   .meta({ id: 'SettlementBatch' });
 
 export const SettlementBatchPage = pageOf(SettlementBatch, 'SettlementBatchPage');
+
+export const Balance = z
+  .strictObject({
+    client_id: z.string().meta({ example: 'merchant-001' }),
+    currency,
+    unsettled_net: money('The net of the waiting sales (and dispute reinstatements)'),
+    waiting_reversals: money('The net of the waiting refunds, disputes and dispute fees, as a positive amount'),
+    owed: money('What the merchant owes: max(0, waiting_reversals - unsettled_net). While it owes, no batch is made for it'),
+    next_payout_estimate: money('What the next settlement run pays: max(0, unsettled_net - waiting_reversals)'),
+    owing_since: instant.nullable().meta({
+      description: 'While the merchant owes: when its oldest waiting reversal was written (the service alarms on more than 7 days); null when it owes nothing',
+    }),
+  })
+  .meta({
+    id: 'Balance',
+    description:
+      "One merchant's money waiting for settlement in one currency (decisions.md §5a), summed from the same ledger entries a settlement run sums. " +
+      "With `SETTLEMENT_CUTOFF=day_boundary` today's payments wait for the next day boundary, so the estimate is what the first run after it pays",
+  });
+
+export const BalancePage = pageOf(Balance, 'BalancePage');
 
 export const SettlementRun = z
   .strictObject({ created_batches: z.number().int(), batches: z.array(SettlementBatch) })
@@ -286,6 +313,8 @@ export const PartnerWebhookBody = z
     amount: money('The amount'),
     currency,
     meta: jsonObject.meta({ description: 'The `meta` given at checkout, exactly (an empty object when none was given)' }),
+    refunded_amount: money('`transaction_partially_refunded` only: the cumulative amount refunded').optional(),
+    dispute_status: z.enum(['won', 'lost']).optional().meta({ description: "`transaction_dispute_closed` only: the dispute's outcome" }),
   })
   .meta({ id: 'PartnerWebhook' });
 

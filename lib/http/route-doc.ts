@@ -10,7 +10,7 @@ import type * as z from 'zod';
 export const PAYMENT_GATE_ERRORS = ['PARTNER_NOT_FOUND', 'PARTNER_NOT_ACTIVE', 'KYC_NOT_APPROVED', 'CLIENT_NOT_FOUND', 'CLIENT_NOT_ACTIVE'] as const;
 
 /** A payout's errors (`POST /settlements/pay` and the admin route): the batch, its state, the payment gate, the rail. */
-export const PAY_BATCH_ERRORS = ['BATCH_NOT_FOUND', 'BATCH_ALREADY_PAID', 'BATCH_PAYOUT_IN_PROGRESS', ...PAYMENT_GATE_ERRORS, 'PAYOUT_FAILED'] as const;
+export const PAY_BATCH_ERRORS = ['BATCH_NOT_FOUND', 'BATCH_ALREADY_PAID', 'BATCH_PAYOUT_IN_PROGRESS', 'CLIENT_OWES', ...PAYMENT_GATE_ERRORS, 'PAYOUT_FAILED'] as const;
 
 /** A checkout's errors (checkout-intent and -v2): the payment gate, the processor's keys and calls, a lost intent. */
 export const CHECKOUT_ERRORS = [

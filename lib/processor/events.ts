@@ -9,27 +9,13 @@
  */
 import Stripe from 'stripe';
 import { errors } from '../domain/errors';
-import { normalizeCurrency } from '../domain/money';
-import type { EventStatus } from '../domain/webhooks';
-import type { EventMoney, ProcessorEvent } from './port';
-import { fromStripeAmount } from './stripe-amounts';
+import { isObject, nonEmptyString, toProcessorEvent } from './event-objects';
+import type { ProcessorEvent } from './port';
+
+export { toProcessorEvent };
 
 /** How old a signature's timestamp may be (Stripe's default): a captured event cannot be replayed later. */
 const SIGNATURE_TOLERANCE_SECONDS = 300;
-
-/** decisions.md §5: the processor event types the service acts on, and the status each moves to. */
-const STATUS_OF_EVENT_TYPE: Readonly<Record<string, EventStatus>> = Object.freeze({
-  'payment_intent.succeeded': 'succeeded',
-  'payment_intent.payment_failed': 'failed',
-  'payment_intent.canceled': 'abandoned',
-  'charge.refunded': 'refunded',
-  'charge.dispute.created': 'chargeback',
-});
-
-type JsonObject = Record<string, unknown>;
-
-const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
-const nonEmptyString = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 /**
  * Verifies `rawBody` against `signatureHeader` (`t=<unix seconds>,v1=<hex HMAC-SHA256>`) with `webhookSecret`,
@@ -86,44 +72,4 @@ function verifySignature(rawBody: string, signatureHeader: string, webhookSecret
 function signedAt(header: string): number {
   const timestamps = header.split(',').filter((item) => item.split('=')[0] === 't');
   return timestamps.length === 1 ? Number.parseInt(timestamps[0]!.split('=')[1] ?? '', 10) : Number.NaN;
-}
-
-/**
- * A verified event in the service's terms (decisions.md §5). The payment intent is the object itself on
- * `payment_intent.*`, and the object's `payment_intent` on a charge or a dispute. A refund moves the
- * transaction only when the charge is fully refunded (`refunded: true`); a partial refund asks for nothing.
- */
-export function toProcessorEvent(id: string, type: string, object: unknown): ProcessorEvent {
-  // Own keys only: `constructor` or `__proto__` must not find Object's.
-  const mapped = Object.hasOwn(STATUS_OF_EVENT_TYPE, type) ? STATUS_OF_EVENT_TYPE[type] : undefined;
-  if (mapped === undefined) return { kind: 'ignored', id, type };
-  const data = isObject(object) ? object : {};
-  const fromIntent = type.startsWith('payment_intent.');
-  return {
-    kind: 'transaction',
-    id,
-    type,
-    status: type === 'charge.refunded' && data.refunded !== true ? null : mapped,
-    paymentIntentId: fromIntent ? nonEmptyString(data.id) : intentIdOf(data.payment_intent),
-    // A dispute's amount is what the cardholder disputes, which may be part of the payment: its currency only.
-    money: moneyOf(data, { amountIsThePayment: type !== 'charge.dispute.created' }),
-  };
-}
-
-/** `payment_intent` is an id, or the intent itself when the event was rendered with it expanded. */
-function intentIdOf(value: unknown): string | undefined {
-  return isObject(value) ? nonEmptyString(value.id) : nonEmptyString(value);
-}
-
-/** The event's `currency` (Stripe writes it lower-case) and `amount` (Stripe's units), converted at the edge. */
-function moneyOf(data: JsonObject, options: { amountIsThePayment: boolean }): EventMoney | undefined {
-  if (data.currency === undefined && data.amount === undefined) return undefined;
-  const currency = typeof data.currency === 'string' ? normalizeCurrency(data.currency) : undefined;
-  if (currency === undefined) return { readable: false, reason: `currency ${JSON.stringify(data.currency)} is not one the service takes` };
-  if (!options.amountIsThePayment || data.amount === undefined) return { readable: true, currency, amountMinor: undefined };
-  if (typeof data.amount !== 'number' || !Number.isSafeInteger(data.amount)) {
-    return { readable: false, reason: `amount ${JSON.stringify(data.amount)} is not a whole number` };
-  }
-  const amount = fromStripeAmount(data.amount, currency);
-  return amount.ok ? { readable: true, currency, amountMinor: amount.minor } : { readable: false, reason: amount.reason };
 }

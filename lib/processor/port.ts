@@ -1,6 +1,6 @@
 /** What the service needs from a card processor. Use cases depend on this, never on the Stripe SDK. */
 import type { CurrencyCode } from '../domain/money';
-import type { EventStatus } from '../domain/webhooks';
+import type { PaymentChange } from '../domain/ledger';
 
 export interface NewPaymentIntent {
   svcTxId: string;
@@ -44,8 +44,8 @@ export type ProcessorEvent =
       /** The processor's event id: each is applied once. */
       id: string;
       type: string;
-      /** The status the event moves its transaction to; `null` when it asks for none (a partial refund). */
-      status: EventStatus | null;
+      /** What the event says of the payment; `null` when its money cannot be read (`money` says why). */
+      change: PaymentChange | null;
       /** The payment intent the event is about; `undefined` when the event names none. */
       paymentIntentId: string | undefined;
       /** `undefined` when the event states no amount or currency. */

@@ -75,7 +75,13 @@ export const keys = {
     gsi3pk: keys.settlementPartition(partnerId),
     gsi3sk: `${clientId}#${currency}#${timeOrdered(createdAt, id)}`,
   }),
-  /** A refund or chargeback of an already settled transaction, deducted from the next batch. */
+  /**
+   * A ledger entry of a payment after its sale (decisions.md §5a), beside its transaction; `key` is the entry's
+   * stable key (`refund#<level>`, `chargeback#<dispute>` ...). It waits in the settlement index under its
+   * payment's creation time, next to the sale.
+   */
+  ledgerEntry: (svcTxId: string, key: string): TableKey => ({ pk: `TX#${svcTxId}`, sk: `ENTRY#${key}` }),
+  /** Written before the ledger: a whole-payment refund or chargeback of an already settled transaction. */
   adjustment: (svcTxId: string, kind: 'refund' | 'chargeback'): TableKey => ({
     pk: `TX#${svcTxId}`,
     sk: `ADJUSTMENT#${kind}`,

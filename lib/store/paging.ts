@@ -78,6 +78,15 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const invalidCursor = () =>
   fieldValidationError('cursor', 'Invalid cursor: pass the next_cursor of the same list, with the same filters, unchanged');
 
+/**
+ * A cursor for a list that pages its own way (the balances: groups of index items), bound to `scope` as
+ * {@link queryPage}'s are: `values` come back from {@link openListCursor} only for the same scope.
+ */
+export const sealListCursor = async (scope: string, values: string[]): Promise<string> => sealCursor(await cursorKey(), scope, values);
+
+export const openListCursor = async (scope: string, cursor: string, names: string[]): Promise<Record<string, string>> =>
+  openCursor(await cursorKey(), scope, cursor, names);
+
 function sealCursor(key: Buffer, scope: string, values: string[]): string {
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });

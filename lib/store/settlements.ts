@@ -9,147 +9,46 @@
  *   its audit event;
  * - a paid batch is recorded `sent` together with every line's `queued -> paid`, conditional on the claim.
  */
-import { QueryCommand, type QueryCommandInput, GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { AuditEvent } from '../domain/audit';
 import { currencyCode } from '../domain/money';
 import type { BatchStatus, SettlementBatch, SettlementItem } from '../domain/settlement';
-import { timeLeftMs } from '../deadline';
 import { putAuditEvent } from './audit-events';
-import { batchGetAll } from './batch-get';
 import { cancelledItem, failedConditions, failedItem, isConditionFailure, writeIfCondition } from './conditions';
 import { documentClient, tableName } from './dynamo';
-import { keys, type TableKey } from './keys';
+import { keys } from './keys';
+import { entryTableKey, SALE_KEY } from './ledger-entries';
 import { type Page, queryPage, statusFilter } from './paging';
 import { isConflictOnly, transactWrite } from './transact';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-/** The table key of a line: the transaction itself, or its adjustment item. */
-const lineKey = (line: SettlementItem): TableKey =>
-  line.kind === 'transaction' ? keys.transaction(line.svcTxId) : keys.adjustment(line.svcTxId, line.reversal ?? 'refund');
-
-/** What a waiting index item is as a settlement item; `undefined` for a transaction without its fee split. */
-function toWaitingItem(raw: Record<string, unknown>): SettlementItem | undefined {
-  const common = {
-    svcTxId: raw.svcTxId as string,
-    partnerId: raw.partnerId as string,
-    clientId: raw.clientId as string,
-    partnerReference: raw.partnerReference as string,
-    currency: currencyCode(raw.currency as string),
-    createdAt: raw.createdAt as string,
-  };
-  if (raw.entity === 'settlementAdjustment') {
-    return {
-      kind: 'adjustment',
-      reversal: raw.kind as 'refund' | 'chargeback',
-      ...common,
-      grossMinor: raw.grossMinor as number,
-      processorFeeMinor: raw.processorFeeMinor as number,
-      platformFeeMinor: raw.platformFeeMinor as number,
-      netMinor: raw.netAmountMinor as number,
-    };
-  }
-  const fees = raw.fees as { processorFeeMinor: number; platformFeeMinor: number; netAmountMinor: number } | null | undefined;
-  // A succeeded transaction always has its split (written in the same move); without one its net is unknown,
-  // and nothing is paid on a guess.
-  if (fees === null || fees === undefined) return undefined;
+/**
+ * A batch line as stored. Lines written before the ledger (`kind` transaction/adjustment, `reversal`) are read as
+ * the entries they were: a transaction's sale, or a whole-payment refund or chargeback.
+ */
+function toLine(line: Record<string, unknown>): SettlementItem {
+  if (line.type !== undefined) return { ...(line as unknown as SettlementItem), currency: currencyCode(line.currency as string) };
+  const sale = line.kind === 'transaction';
+  const reversal = (line.reversal as 'refund' | 'chargeback' | null | undefined) ?? 'refund';
   return {
-    kind: 'transaction',
-    reversal: null,
-    ...common,
-    grossMinor: raw.amountMinor as number,
-    processorFeeMinor: fees.processorFeeMinor,
-    platformFeeMinor: fees.platformFeeMinor,
-    netMinor: fees.netAmountMinor,
+    type: sale ? 'transaction' : reversal,
+    key: sale ? SALE_KEY : `adjustment#${reversal}`,
+    cause: line.svcTxId as string,
+    svcTxId: line.svcTxId as string,
+    partnerId: line.partnerId as string,
+    clientId: line.clientId as string,
+    partnerReference: line.partnerReference as string,
+    currency: currencyCode(line.currency as string),
+    txCreatedAt: line.createdAt as string,
+    createdAt: line.createdAt as string,
+    grossMinor: line.grossMinor as number,
+    processorFeeMinor: line.processorFeeMinor as number,
+    platformFeeMinor: line.platformFeeMinor as number,
+    svcEarningMinor: 0,
+    netMinor: line.netMinor as number,
+    settlesTransaction: sale,
   };
-}
-
-/**
- * The waiting transactions one run reads per partner: about 200 batches, more than one HTTP run writes in its
- * time (`npm run bench -- settlement`: ~850 transactions/s locally), within a scheduled run's 15 minutes.
- */
-const MAX_WAITING_TRANSACTIONS = 20_000;
-/** Items a Query evaluates per page (before the filter drops today's): a fixed size, so a cut-off never means tiny pages. */
-const PAGE_SIZE = 1_000;
-/** Reading stops with this much of the request's time left, so the run keeps time to write what it read. */
-const READ_RESERVE_MS = 10_000;
-
-export interface WaitingRead {
-  items: SettlementItem[];
-  /** Succeeded transactions in the index without a fee split: never paid on a guess, reported instead. */
-  withoutFees: string[];
-  /** Adjustments held back: the payment they reverse is in a batch not yet paid (they wait until it is). */
-  held: number;
-}
-
-/**
- * Everything of one partner waiting for settlement (optionally one client's): succeeded transactions created
- * before `cutoff`, and the waiting adjustments whose reversed payment has been paid out (money owed back is
- * deducted at the first chance, but never before the money it reverses was paid: that batch might still fail).
- * A Query on the sparse index: its cost grows with what waits, not with the table's history.
- *
- * At most `maxTransactions` transactions are taken, and reading stops {@link READ_RESERVE_MS} before the request's
- * deadline: a run over a larger backlog settles the first part (oldest first within each client and currency)
- * and leaves the rest for the next run, instead of spending its time budget, and its memory, on reading. Items
- * that cannot be paid now (held adjustments, transactions without fees) do not count towards the limit, so they
- * can never crowd out what can.
- */
-export async function listWaiting(
-  partnerId: string,
-  clientId: string | undefined,
-  cutoff: string,
-  maxTransactions = MAX_WAITING_TRANSACTIONS,
-): Promise<WaitingRead> {
-  const names: Record<string, string> = { '#pk': 'gsi3pk', '#entity': 'entity', '#createdAt': 'createdAt', '#kind': 'kind' };
-  const values: Record<string, unknown> = { ':pk': keys.settlementPartition(partnerId), ':adjustment': 'settlementAdjustment', ':cutoff': cutoff };
-  let condition = '#pk = :pk';
-  let filter = '(#entity = :adjustment OR #createdAt < :cutoff)';
-  if (clientId !== undefined) {
-    names['#sk'] = 'gsi3sk';
-    names['#clientId'] = 'clientId';
-    values[':clientPrefix'] = `${clientId}#`;
-    values[':clientId'] = clientId;
-    condition += ' AND begins_with(#sk, :clientPrefix)';
-    // The prefix alone would also match a client whose id continues past a '#'.
-    filter += ' AND #clientId = :clientId';
-  }
-  const input: QueryCommandInput = {
-    TableName: tableName,
-    IndexName: 'gsi3',
-    KeyConditionExpression: condition,
-    FilterExpression: filter,
-    ProjectionExpression: [
-      '#entity', 'svcTxId', 'partnerId', 'clientId', 'partnerReference', 'currency', '#createdAt', 'amountMinor', 'fees',
-      '#kind', 'grossMinor', 'processorFeeMinor', 'platformFeeMinor', 'netAmountMinor',
-    ].join(', '),
-    ExpressionAttributeNames: names,
-    ExpressionAttributeValues: values,
-  };
-  const found: SettlementItem[] = [];
-  const withoutFees: string[] = [];
-  let transactions = 0;
-  let startKey: Record<string, unknown> | undefined;
-  read: do {
-    const page = await documentClient.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey, Limit: PAGE_SIZE }));
-    startKey = page.LastEvaluatedKey;
-    for (const raw of page.Items ?? []) {
-      const item = toWaitingItem(raw);
-      if (item === undefined) withoutFees.push(raw.svcTxId as string);
-      else if (item.kind === 'adjustment') found.push(item);
-      else if (transactions++ < maxTransactions) found.push(item);
-      else break read;
-    }
-  } while (startKey !== undefined && (timeLeftMs() ?? Number.POSITIVE_INFINITY) > READ_RESERVE_MS);
-  const adjustments = found.filter((item) => item.kind === 'adjustment');
-  const paid = await paidTransactions(adjustments.map((item) => item.svcTxId));
-  const items = found.filter((item) => item.kind === 'transaction' || paid.has(item.svcTxId));
-  return { items, withoutFees, held: found.length - items.length };
-}
-
-/** Which of these transactions have been paid out (`settlementStatus: paid`); consistent reads. */
-async function paidTransactions(svcTxIds: readonly string[]): Promise<Set<string>> {
-  const found = await batchGetAll([...new Set(svcTxIds)].map(keys.transaction), 'svcTxId, settlementStatus');
-  return new Set(found.filter((item) => item.settlementStatus === 'paid').map((item) => item.svcTxId as string));
 }
 
 const toBatch = (item: Record<string, unknown>): SettlementBatch => ({
@@ -157,7 +56,7 @@ const toBatch = (item: Record<string, unknown>): SettlementBatch => ({
   partnerId: item.partnerId as string,
   clientId: item.clientId as string,
   currency: currencyCode(item.currency as string),
-  lines: (item.lines as SettlementItem[]).map((line) => ({ ...line, currency: currencyCode(line.currency) })),
+  lines: (item.lines as Record<string, unknown>[]).map(toLine),
   totals: item.totals as SettlementBatch['totals'],
   status: item.status as BatchStatus,
   rail: item.rail as SettlementBatch['rail'],
@@ -198,19 +97,25 @@ export async function createBatch(batch: SettlementBatch): Promise<BatchWrite> {
     ...batch.lines.map((line): TransactItem => ({
       Update: {
         TableName: tableName,
-        Key: lineKey(line),
+        Key: entryTableKey(line),
         UpdateExpression: 'SET settlementStatus = :queued, batchId = :batchId, updatedAt = :now REMOVE gsi3pk, gsi3sk',
+        // A sale is taken as read: a payment the batch pays (`transactionIds`) must still be `succeeded`, and one
+        // reversed meanwhile is settled beside its reversals instead (plan again).
+        // And on its revision as read: a refund or dispute since the read (which the run did not see) makes the run
+        // plan again, rather than pay the sale without the reversal.
         ConditionExpression:
-          line.kind === 'transaction'
-            ? 'settlementStatus = :unsettled AND attribute_exists(gsi3pk) AND #status = :succeeded'
+          line.key === SALE_KEY
+            ? `settlementStatus = :unsettled AND attribute_exists(gsi3pk) AND #status ${line.settlesTransaction ? '=' : '<>'} :succeeded AND ${
+                (line.revision ?? 0) === 0 ? '(attribute_not_exists(revision) OR revision = :revision)' : 'revision = :revision'
+              }`
             : 'settlementStatus = :unsettled AND attribute_exists(gsi3pk)',
-        ...(line.kind === 'transaction' ? { ExpressionAttributeNames: { '#status': 'status' } } : {}),
+        ...(line.key === SALE_KEY ? { ExpressionAttributeNames: { '#status': 'status' } } : {}),
         ExpressionAttributeValues: {
           ':queued': 'queued',
           ':unsettled': 'unsettled',
           ':batchId': batch.id,
           ':now': batch.createdAt,
-          ...(line.kind === 'transaction' ? { ':succeeded': 'succeeded' } : {}),
+          ...(line.key === SALE_KEY ? { ':succeeded': 'succeeded', ':revision': line.revision ?? 0 } : {}),
         },
       },
     })),
@@ -353,7 +258,7 @@ export async function recordPayoutSent(batch: SettlementBatch, claimId: string, 
     ...batch.lines.map((line): TransactItem => ({
       Update: {
         TableName: tableName,
-        Key: lineKey(line),
+        Key: entryTableKey(line),
         UpdateExpression: 'SET settlementStatus = :paid, updatedAt = :now',
         ConditionExpression: 'settlementStatus = :queued AND batchId = :batchId',
         ExpressionAttributeValues: { ':paid': 'paid', ':queued': 'queued', ':batchId': batch.id, ':now': now },

@@ -1,6 +1,7 @@
 /** Transactions and their payment-intent links. */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { errors, fieldValidationError } from '../domain/errors';
+import { legacyFacts, type ReversalFacts } from '../domain/ledger';
 import { currencyCode } from '../domain/money';
 import { clientPaymentRefusal, partnerPaymentRefusal, type Transaction, type TransactionStatus } from '../domain/transaction';
 import { toClient } from './clients';
@@ -26,6 +27,9 @@ const toTransaction = (item: Record<string, unknown>): Transaction => ({
   status: item.status as TransactionStatus,
   settlementStatus: item.settlementStatus as Transaction['settlementStatus'],
   fees: (item.fees as Transaction['fees'] | undefined) ?? null,
+  // An item written before the ledger has no facts: what its status says was reversed, whole.
+  reversals: (item.reversals as ReversalFacts | undefined) ?? legacyFacts(item.status as TransactionStatus, item.amountMinor as number),
+  revision: (item.revision as number | undefined) ?? 0,
   receiptEmail: (item.receiptEmail as string | null | undefined) ?? null,
   statementDescriptorSuffix: (item.statementDescriptorSuffix as string | null | undefined) ?? null,
   meta: typeof item.metaJson === 'string' ? (JSON.parse(item.metaJson) as Record<string, unknown>) : null,

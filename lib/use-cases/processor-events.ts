@@ -7,33 +7,59 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { errors } from '../domain/errors';
 import { computeFees, feeSettingsOf } from '../domain/fees';
 import { newId } from '../domain/ids';
-import { canMove, settlementEffectOf, type FeeBreakdown, type Transaction, type TransactionStatus } from '../domain/transaction';
-import { deliveriesFor, partnerEventBody, partnerEventFor, type EventStatus, type WebhookEndpoint } from '../domain/webhooks';
+import type { Client, Partner } from '../domain/partner';
+import { type PaymentUpdate, planPaymentUpdate, succeedsWith } from '../domain/payment-update';
+import type { FeeBreakdown, Transaction, TransactionStatus } from '../domain/transaction';
+import { deliveriesFor, partnerEventBody, type WebhookDelivery, type WebhookEndpoint } from '../domain/webhooks';
 import { countMetric, logger } from '../observability';
 import { type EventMoney, PAYMENT_INTENT_ID, type Processor } from '../processor/port';
-import type * as payees from '../store/payees';
-import type * as moves from '../store/transaction-moves';
-import type * as transactions from '../store/transactions';
-import type * as webhookEndpoints from '../store/webhook-endpoints';
 
-/** The adapters this use case calls, wired in `lib/adapters/`; tests may wrap them to inject faults. */
+/** One event's update as written: the event applied, the transaction as read, what changes, who is told. */
+export interface PaymentWrite {
+  /** The processor's event and its type, recorded as applied. */
+  eventId: string;
+  eventType: string;
+  /** The transaction as read: the write expects its `status` and `revision` unchanged. */
+  transaction: Transaction;
+  update: PaymentUpdate;
+  /** The partner events the update emits, in its notices' order: each shared by its deliveries. */
+  partnerEventIds: string[];
+  deliveries: readonly WebhookDelivery[];
+  now: string;
+}
+
+/**
+ * `applied`; `duplicate`: the event was applied before (nothing written); `conflict`: the transaction changed
+ * since it was read, or another write held it (nothing written; read it again and decide again).
+ */
+export type PaymentWriteOutcome = 'applied' | 'duplicate' | 'conflict';
+
+/** The one write of an event's update, atomic (`lib/store/payment-updates.ts`). */
+export interface PaymentUpdateWriter {
+  writePaymentUpdate(write: PaymentWrite): Promise<PaymentWriteOutcome>;
+}
+
+/** The ports this use case calls, wired in `lib/adapters/`; tests may wrap them to inject faults. */
 export interface ProcessorEventDeps {
   processor: Pick<Processor, 'verifyEvent'>;
-  transactions: Pick<typeof transactions, 'getTransaction' | 'getTransactionByPaymentIntent'>;
-  payees: Pick<typeof payees, 'getPayee'>;
-  webhookEndpoints: Pick<typeof webhookEndpoints, 'listWebhookEndpoints'>;
-  moves: Pick<typeof moves, 'applyTransactionMove'>;
+  transactions: {
+    getTransaction(svcTxId: string): Promise<Transaction | undefined>;
+    getTransactionByPaymentIntent(paymentIntentId: string): Promise<Transaction | undefined>;
+  };
+  payees: { getPayee(partnerId: string, clientId: string): Promise<{ partner: Partner | undefined; client: Client | undefined }> };
+  webhookEndpoints: { listWebhookEndpoints(partnerId: string): Promise<WebhookEndpoint[]> };
+  payments: PaymentUpdateWriter;
   /** The configured `PROCESSOR_FEE_PERCENT` (decisions.md §6). */
   processorFeePercent: number;
 }
 
 export type ProcessorEventOutcome =
   | { kind: 'ignored'; type: string }
-  /** `moved`: this event moved the transaction to `status`; otherwise `status` is its current one. */
+  /** `moved`: this event changed the transaction (now `status`); otherwise `status` is its current one. */
   | { kind: 'transaction'; svcTxId: string; status: TransactionStatus; moved: boolean };
 
 /**
- * How many times a move is decided again after losing a race (another event or a settlement run changed the
+ * How many times an update is decided again after losing a race (another event or a settlement run changed the
  * transaction between the read and the write). Past it, a 500: the processor retries the event later.
  */
 const MAX_MOVE_ATTEMPTS = 4;
@@ -42,14 +68,17 @@ const MAX_MOVE_ATTEMPTS = 4;
  * POST /webhooks/processor. Steps:
  *   1. verify the signature over the raw body, then read the event (400s; an unmapped type is ignored);
  *   2. the payment intent it is about (400 MISSING_INTENT_ID) and its transaction (404 PAYMENT_INTENT_NOT_FOUND);
- *   3. decide: an event whose amount or currency is not the transaction's, a partial refund, or a move the
- *      state machine does not allow changes nothing and answers the current status;
- *   4. on a move to succeeded, the fee split from the partner's and client's settings read now;
- *   5. one delivery per endpoint subscribed to the move's partner event;
- *   6. ATOMIC, one TransactWriteItems: the processed-event record, the conditional move with its fees and
- *      settlement bookkeeping, the adjustment of a settled transaction, the deliveries (`transaction-moves.ts`).
- * A duplicate event writes nothing and answers the current status; a lost race goes back to step 3 with the
- * transaction read again.
+ *   3. an event whose amount or currency cannot be the transaction's changes nothing and answers its status;
+ *   4. decide the update (`planPaymentUpdate`): the status move the state machine allows, the reversal facts
+ *      merged, the new ledger entries, the partner events; nothing new (a duplicate, a late or out-of-order
+ *      event, a refund level or dispute already recorded) changes nothing and answers the current status;
+ *   5. on a success, the fee split from the partner's and client's settings read now;
+ *   6. one delivery per endpoint subscribed to each partner event;
+ *   7. ATOMIC, one TransactWriteItems: the processed-event record, the conditional update of the transaction,
+ *      its new entries, the deliveries (`lib/store/payment-updates.ts`).
+ * A duplicate event writes nothing and answers the current status; a lost race goes back to step 4 with the
+ * transaction read again. A refund or dispute of a payment that has not succeeded yet is recorded (answered
+ * 200) and takes effect in the success's write.
  */
 export async function handleProcessorEvent(
   deps: ProcessorEventDeps,
@@ -67,49 +96,75 @@ export async function handleProcessorEvent(
   if (transaction === undefined) throw errors.paymentIntentNotFound();
   logger.appendKeys({ processor_event_id: event.id, svc_tx_id: transaction.svcTxId, partner_id: transaction.partnerId });
 
-  const mismatch = moneyMismatch(event.money, transaction);
-  if (mismatch !== undefined) {
+  const change = event.change;
+  const mismatch = moneyMismatch(event.money, transaction) ?? (change === null ? 'the event states no money the service can read' : undefined);
+  if (mismatch !== undefined || change === null) {
     // The processor will never send this event differently: acknowledge it, move nothing, and raise it.
     logger.error('Processor event does not match its transaction; nothing moved', { event_type: event.type, reason: mismatch });
     countMetric('ProcessorEventMismatches');
     return unchanged(transaction);
   }
-  if (event.status === null) return unchanged(transaction);
-  const to = event.status;
+  if (change.kind === 'refunds' && change.refundedMinor > transaction.amountMinor) return unchanged(transaction);
+  if (change.kind === 'dispute' && change.dispute.amountMinor > transaction.amountMinor) {
+    logger.error('Dispute larger than its payment; nothing moved', { event_type: event.type, dispute_id: change.dispute.id });
+    countMetric('ProcessorEventMismatches');
+    return unchanged(transaction);
+  }
 
-  // What a move needs besides the transaction, read once (in parallel): a lost race is about the transaction alone.
-  const [fees, endpoints] = canMove(transaction.status, to)
-    ? await Promise.all([to === 'succeeded' ? feesOf(deps, transaction) : null, deps.webhookEndpoints.listWebhookEndpoints(transaction.partnerId)])
-    : [null, []];
+  // What an update needs besides the transaction, read once: a lost race is about the transaction alone.
+  let fees: FeeBreakdown | null = null;
+  let endpoints: readonly WebhookEndpoint[] | undefined;
   for (let attempt = 1; ; attempt++) {
-    if (!canMove(transaction.status, to)) {
-      // A duplicate or late event (decisions.md §5: nothing changes). A refund or dispute of a payment still
-      // `pending` is money at risk (the processor will not send it again): logged as a warning and counted, so
-      // an alarm can bring it to an operator.
-      const refusedWhilePending = transaction.status === 'pending' && (to === 'refunded' || to === 'chargeback');
-      logger[refusedWhilePending ? 'warn' : 'info']('Processor event moves nothing', { event_type: event.type, from: transaction.status, to });
-      if (refusedWhilePending) countMetric('ReversalsBeforeSuccess');
+    // Only a success needs the split; anything else is decided first, so a no-op reads nothing more.
+    const needsFees = succeedsWith(transaction, change);
+    if (!needsFees && planPaymentUpdate(transaction, change, null, new Date().toISOString()) === undefined) {
+      logger.info('Processor event changes nothing', { event_type: event.type, status: transaction.status });
       return unchanged(transaction);
+    }
+    if (endpoints === undefined || (needsFees && fees === null)) {
+      [fees, endpoints] = await Promise.all([needsFees && fees === null ? feesOf(deps, transaction) : fees, endpoints ?? deps.webhookEndpoints.listWebhookEndpoints(transaction.partnerId)]);
     }
     // After a lost race a concurrent write may still hold the item (TransactionConflict): let it finish first.
     if (attempt > 1) await sleep(Math.random() * 10 * 2 ** attempt);
-    const outcome = await applyMove(deps, { id: event.id, type: event.type }, transaction, to, { fees, endpoints });
+    const now = new Date().toISOString();
+    const update = planPaymentUpdate(transaction, change, needsFees ? fees : null, now);
+    if (update === undefined) return unchanged(transaction);
+    const outcome = await writeUpdate(deps, { id: event.id, type: event.type }, transaction, update, endpoints, now);
     if (outcome === 'applied') {
-      countMetric('TransactionsMoved');
-      countMetric(MOVED_METRIC[to]);
-      logger.info('Transaction moved by processor event', { event_type: event.type, from: transaction.status, to });
-      return { kind: 'transaction', svcTxId: transaction.svcTxId, status: to, moved: true };
+      countUpdate(transaction, update);
+      logReversalBeforeSuccess(transaction, change.kind);
+      logger.info('Transaction moved by processor event', { event_type: event.type, from: transaction.status, to: update.status, entries: update.entries.length });
+      return { kind: 'transaction', svcTxId: transaction.svcTxId, status: update.status, moved: true };
     }
     const current = await deps.transactions.getTransaction(transaction.svcTxId);
     if (current === undefined) throw new Error(`transaction ${transaction.svcTxId} vanished while an event applied`);
     if (outcome === 'duplicate') return unchanged(current);
-    if (attempt >= MAX_MOVE_ATTEMPTS) throw new Error(`transaction ${transaction.svcTxId}: the move to ${to} lost ${attempt} races`);
+    if (attempt >= MAX_MOVE_ATTEMPTS) throw new Error(`transaction ${transaction.svcTxId}: the update lost ${attempt} races`);
     transaction = current;
   }
 }
 
-/** One metric per status a processor event moves a transaction to: `TransactionsSucceeded`, `TransactionsFailed` ... */
-const MOVED_METRIC: Record<EventStatus, string> = {
+/**
+ * A refund or dispute of a payment that has not succeeded is money the processor reports before the payment it
+ * reverses: recorded, and counted, so an alarm can bring a payment that never succeeds to an operator.
+ */
+function logReversalBeforeSuccess(transaction: Transaction, kind: 'outcome' | 'refunds' | 'dispute') {
+  if (kind === 'outcome' || transaction.fees !== null) return;
+  logger.warn('Refund or dispute recorded before its payment succeeded', { status: transaction.status });
+  countMetric('ReversalsBeforeSuccess');
+}
+
+/** One metric per status a processor event moves a transaction to, and the ledger entries it writes. */
+function countUpdate(transaction: Transaction, update: PaymentUpdate) {
+  if (update.status !== transaction.status) {
+    countMetric('TransactionsMoved');
+    countMetric(MOVED_METRIC[update.status] ?? 'TransactionsMovedOther');
+  }
+  if (update.entries.length > 0) countMetric('LedgerEntriesWritten', update.entries.length);
+}
+
+/** `TransactionsSucceeded`, `TransactionsFailed` ... */
+const MOVED_METRIC: Partial<Record<TransactionStatus, string>> = {
   succeeded: 'TransactionsSucceeded',
   failed: 'TransactionsFailed',
   abandoned: 'TransactionsAbandoned',
@@ -138,34 +193,20 @@ function moneyMismatch(money: EventMoney | undefined, transaction: Transaction):
   return undefined;
 }
 
-/** Steps 4-6 for one reading of the transaction. */
-async function applyMove(
+/** Steps 6-7 for one reading of the transaction: each notice its own partner event, delivered to its subscribers. */
+function writeUpdate(
   deps: ProcessorEventDeps,
   event: { id: string; type: string },
   transaction: Transaction,
-  to: EventStatus,
-  read: { fees: FeeBreakdown | null; endpoints: readonly WebhookEndpoint[] },
-): Promise<moves.MoveOutcome> {
-  const now = new Date().toISOString();
-  const { fees, endpoints } = read;
-  const partnerEventId = newId.partnerEvent();
-  const partnerEvent = partnerEventFor(to);
-  const deliveries = deliveriesFor(
-    endpoints,
-    { eventId: partnerEventId, event: partnerEvent, transaction, payload: partnerEventBody(transaction, partnerEvent, to), now },
-    newId.webhookDelivery,
+  update: PaymentUpdate,
+  endpoints: readonly WebhookEndpoint[],
+  now: string,
+) {
+  const partnerEventIds = update.notices.map(() => newId.partnerEvent());
+  const deliveries = update.notices.flatMap((notice, i) =>
+    deliveriesFor(endpoints, { eventId: partnerEventIds[i] as string, event: notice.event, transaction, payload: partnerEventBody(transaction, notice), now }, newId.webhookDelivery),
   );
-  return deps.moves.applyTransactionMove({
-    eventId: event.id,
-    eventType: event.type,
-    transaction,
-    to,
-    fees,
-    settlement: settlementEffectOf(transaction, to, now),
-    partnerEventId,
-    deliveries,
-    now,
-  });
+  return deps.payments.writePaymentUpdate({ eventId: event.id, eventType: event.type, transaction, update, partnerEventIds, deliveries, now });
 }
 
 /** decisions.md §6, with the partner's and client's fee settings as they are when the payment succeeds. */

@@ -18,6 +18,7 @@ import type * as clients from '../store/clients';
 import type { FoldedCompletion } from '../store/idempotency';
 import type * as payees from '../store/payees';
 import * as transactions from '../store/transactions';
+import { NO_REVERSALS } from '../domain/ledger';
 
 /**
  * The adapters these use cases call, wired once in `lib/adapters/` (the composition point); tests may wrap
@@ -113,6 +114,8 @@ function newTransaction(
     currency: input.currency,
     settlementStatus: 'unsettled',
     fees: null,
+    reversals: NO_REVERSALS,
+    revision: 0,
     meta: input.meta ?? null,
     createdAt: now,
     updatedAt: now,

@@ -14,6 +14,7 @@ import {
   settlementSettings,
   stageSetting,
 } from '../../infra/aws/deploy-settings';
+import { METRICS_NAMESPACE } from '../../infra/aws/observability';
 import { SettlementStack } from '../../infra/aws/settlement-stack';
 import { StatefulStack } from '../../infra/aws/stateful-stack';
 
@@ -124,6 +125,19 @@ describe('settlement stack', () => {
       Threshold: 1,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       TreatMissingData: 'notBreaching',
+      AlarmActions: [{ 'Fn::ImportValue': Match.stringLikeRegexp('AlarmTopic') }],
+    });
+  });
+
+  it('alarms on a merchant owing money for more than 7 days, on the metric the scheduled run emits', () => {
+    settlement.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: METRICS_NAMESPACE,
+      MetricName: 'MerchantsOwingOver7Days',
+      Dimensions: [{ Name: 'service', Value: 'partner-payments' }],
+      Statistic: 'Maximum',
+      Period: 86_400,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       AlarmActions: [{ 'Fn::ImportValue': Match.stringLikeRegexp('AlarmTopic') }],
     });
   });

@@ -255,11 +255,13 @@ describe('API stack', () => {
     expect(lists.sort()).toEqual([
       'admin-api-keys-list',
       'admin-audit-events-list',
+      'admin-balances-list',
       'admin-partner-api-keys-list',
       'admin-partners-list',
       'admin-settlements-list',
       'admin-transactions-list',
       'admin-webhook-deliveries-list',
+      'balances-list',
       'clients-list',
       'settlements-list',
       'transactions-list',

@@ -2,7 +2,9 @@
  * The admin console (`/admin`, built from `console/` by Vite) in a real browser: headless Chromium (Debian's,
  * driven by playwright-core) signs in with an admin token, creates, edits and suspends a partner, issues it an API
  * key (shown once) and revokes it, adds and deletes a webhook endpoint, shows a payment's fees, runs settlement,
- * pays the batch and downloads its report, all through the admin API of the local HTTP API; the page reaches no host but
+ * pays the batch and downloads its report; shows a payment's refunded and disputed amounts, the merchants that owe
+ * money (Balances) with since when they owe, marked when that is more than 7 days, and a batch's adjustments by type
+ * (decisions.md §5a), all through the admin API of the local HTTP API; the page reaches no host but
  * 127.0.0.1 and reports no error. Also, over plain HTTP: the files are served with their types and the page's
  * Content-Security-Policy, unknown app paths get the app's page, and no path reaches outside `console/dist`.
  *
@@ -17,7 +19,8 @@ import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { TestApi } from '../support/api';
 import { buildConsole, type ConsoleBrowser, openConsoleBrowser } from '../support/console-browser';
-import { transactionIn } from '../support/settlement';
+import { eventBody, refundedCharge } from '../support/processor-events';
+import { chargeBack, postProcessorEvent, refund, transactionIn } from '../support/settlement';
 
 let api: TestApi | undefined;
 let browser: ConsoleBrowser | undefined;
@@ -282,6 +285,250 @@ describe('the admin console in headless Chromium', () => {
         newConsoleErrors: [],
         outsideRequests: [],
       });
+    },
+    120_000,
+  );
+
+  it(
+    "shows refunded and disputed amounts, the merchant that owes in Balances (and not the one that does not) with since when it owes, and a batch's adjustments by type, as the admin API answers them",
+    async () => {
+      // Arrange, through the HTTP API and the processor's signed events: a partner with two merchants; every payment
+      // of yesterday (a day-boundary run takes it) and succeeded by `payment_intent.succeeded`.
+      const partner = await api!.createPartner();
+      const owes = await api!.createClient(partner, { client_id: `owes-${randomUUID().slice(0, 8)}` });
+      const earns = await api!.createClient(partner, { client_id: `earns-${randomUUID().slice(0, 8)}` });
+      const payee = (clientId: string) => ({ partnerId: partner.partnerId, clientId });
+      // The merchant that owes: its sale settled and paid out, then refunded in full.
+      const sale = await transactionIn(api!, payee(owes), { amountMinor: 2500, currency: 'USD' });
+      const firstRun = await api!.admin('POST', `/admin/settlements/run?partner_id=${partner.partnerId}&client_id=${owes}`);
+      const paidOut = await api!.admin('POST', `/admin/settlements/${firstRun.body.batches[0].id}/pay`);
+      const refundSent = Date.now();
+      await refund(api!, sale);
+      const refundDone = Date.now();
+      // The merchant that does not owe: a payment refunded in part ($15 of $40), and one charged back ($30).
+      const partlyRefunded = await transactionIn(api!, payee(earns), { amountMinor: 4000, currency: 'USD' });
+      await postProcessorEvent(api!, eventBody('charge.refunded', refundedCharge(partlyRefunded.processorPaymentIntentId ?? '', 4000, 1500, 'usd')));
+      const disputed = await transactionIn(api!, payee(earns), { amountMinor: 3000, currency: 'USD' });
+      await chargeBack(api!, disputed);
+      const adminTx = async (svcTxId: string) => (await api!.admin('GET', `/admin/transactions/${svcTxId}`)).body;
+      const mark = browser!.mark();
+      /** An amount as the console formats it (`format.ts`: the browser's locale), from the API's number. */
+      const shown = (amount: number, currency = 'USD') =>
+        page.evaluate(([value, code]) => new Intl.NumberFormat(undefined, { style: 'currency', currency: code }).format(value), [amount, currency] as const);
+      /** A time as the console formats it (`format.ts` `when`: the browser's locale), from the API's ISO timestamp. */
+      const shownWhen = (timestamp: string) => page.evaluate((value) => new Date(value).toLocaleString(), timestamp);
+
+      // Act 1: each payment in Transactions, its list marks and its breakdown.
+      await page.goto(`${origin}/admin/transactions`, { waitUntil: 'load' });
+      const search = page.getByRole('form', { name: 'Search transactions' });
+      const openTransaction = async (svcTxId: string, screenshot: string) => {
+        await search.getByLabel('svc_tx_id').fill(svcTxId);
+        await search.getByRole('button', { name: 'Search' }).click();
+        const row = page.getByRole('table', { name: 'Transactions' }).getByRole('row').filter({ hasText: svcTxId });
+        await row.getByRole('button', { name: 'Fees' }).click();
+        const breakdown = page.getByRole('region', { name: 'Fee breakdown' });
+        await breakdown.getByText(svcTxId).waitFor();
+        const details = await breakdown
+          .locator('dl > div')
+          .evaluateAll((items) => Object.fromEntries(items.map((item) => [item.querySelector('dt')?.textContent ?? '', item.querySelector('dd')?.textContent ?? ''])));
+        const shownTx = { marks: await row.locator('.badge').allTextContents(), status: await row.getByRole('cell').nth(5).textContent(), details };
+        await saveScreenshot(screenshot);
+        return shownTx;
+      };
+      const refundShown = await openTransaction(partlyRefunded.svcTxId, 'transaction-refund');
+      const disputeShown = await openTransaction(disputed.svcTxId, 'transaction-dispute');
+
+      // Act 2: Balances, the partner chosen in the picker: by default only the merchants that owe; then every one.
+      await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Balances' }).click();
+      await page.getByRole('heading', { name: 'Balances', level: 2 }).waitFor();
+      await page.getByRole('combobox', { name: 'Partner', exact: true }).selectOption(partner.partnerId);
+      const owingToggle = page.getByRole('checkbox', { name: 'Only merchants that owe' });
+      const balances = page.getByRole('table', { name: 'Balances' });
+      const balanceRows = () =>
+        balances.locator('tbody tr').evaluateAll((rows) => rows.map((row) => Array.from(row.querySelectorAll('td'), (cell: { textContent: string | null }) => cell.textContent)));
+      await balances.getByRole('row').filter({ hasText: owes }).waitFor();
+      const toggleOnByDefault = await owingToggle.isChecked();
+      const owingShown = await balanceRows();
+      const owingMarked = await balances.locator('tr.owing').allTextContents();
+      /** The exact `owing_since` each row shows, from its <time datetime>. */
+      const owingSinceShown = () => balances.locator('tbody tr').evaluateAll((rows) => rows.map((row) => row.querySelector('time')?.getAttribute('datetime') ?? null));
+      const owingSinceAttributes = await owingSinceShown();
+      const overdueNow = await balances.locator('.badge.overdue').count();
+      await owingToggle.uncheck();
+      await balances.getByRole('row').filter({ hasText: earns }).waitFor();
+      const everyShown = await balanceRows();
+      // The admin API's answers for the same moment (the run below settles these balances).
+      const owingBalances = (await api!.admin('GET', `/admin/partners/${partner.partnerId}/balances?owing=true`)).body;
+      const everyBalance = (await api!.admin('GET', `/admin/partners/${partner.partnerId}/balances?owing=false`)).body;
+
+      // Act 2b: the same balances with the browser's clock 8 days after `owing_since` (the refund's ledger entry is
+      // written when the event arrives, so the API cannot make it 8 days old; only the page's clock moves, the
+      // service's data is untouched): the merchant is marked as owing for more than 7 days.
+      const owedSince: string = owingBalances.items[0]?.owing_since ?? '';
+      await page.clock.setFixedTime(Date.parse(owedSince) + 8 * 24 * 60 * 60 * 1000 + 60_000);
+      await page.goto(`${origin}/admin/balances?partner_id=${partner.partnerId}`, { waitUntil: 'load' });
+      await balances.getByRole('row').filter({ hasText: owes }).getByText('Owing > 7 days').waitFor();
+      const laterOwingShown = await balanceRows();
+      const laterOverdue = await balances.getByRole('row').filter({ hasText: 'Owing > 7 days' }).locator('td').first().textContent();
+      await owingToggle.uncheck();
+      await balances.getByRole('row').filter({ hasText: earns }).waitFor();
+      await saveScreenshot('balances');
+      // Back to the real time (frozen from here on: the rest of the file reads no clock in the page).
+      await page.clock.setFixedTime(Date.now());
+
+      // Act 3: a new sale covers what the merchant owes; run settlement in the console and open each batch.
+      await transactionIn(api!, payee(owes), { amountMinor: 10_000, currency: 'USD' });
+      await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Settlements' }).click();
+      await page.getByLabel('Partner id (empty: every partner)').fill(partner.partnerId);
+      await page.getByRole('button', { name: 'Run settlement' }).click();
+      await page.getByText('2 batch(es) created.').waitFor();
+      const batchTable = page.getByRole('table', { name: 'Settlement batches' });
+      const openBatch = async (clientId: string) => {
+        const row = batchTable.getByRole('row').filter({ hasText: clientId }).filter({ hasText: 'pending' });
+        const batchId = (await row.locator('code').first().textContent()) ?? '';
+        await row.getByRole('button', { name: 'Details' }).click();
+        const details = page.getByRole('region', { name: `Batch ${batchId}` });
+        await details.waitFor();
+        const adjustments = await details
+          .getByRole('table', { name: 'Adjustments' })
+          .locator('tbody tr')
+          .evaluateAll((rows) => rows.map((row) => Array.from(row.querySelectorAll('td'), (cell: { textContent: string | null }) => cell.textContent).slice(0, 6)));
+        return { batchId, adjustments };
+      };
+      const owesBatch = await openBatch(owes);
+      const earnsBatch = await openBatch(earns);
+      await saveScreenshot('settlement-batch');
+      // Settled: nothing waits for the merchant that owed, so the default Balances view is empty.
+      await page.goto(`${origin}/admin/balances?partner_id=${partner.partnerId}`, { waitUntil: 'load' });
+      await page.getByText('No merchant of this partner owes money.').waitFor();
+
+      // Assert: what the page showed is what the admin API answers.
+      const [refundTx, disputeTx, saleTx] = await Promise.all([adminTx(partlyRefunded.svcTxId), adminTx(disputed.svcTxId), adminTx(sale.svcTxId)]);
+      const batches = (await api!.admin('GET', `/admin/settlements?partner_id=${partner.partnerId}&status=pending`)).body.items as {
+        id: string;
+        clientId: string;
+        adjustments: { svcTxId: string; type: string; gross: number; processorFee: number; platformFee: number; net: number }[];
+      }[];
+      interface ListedBalance {
+        client_id: string;
+        currency: string;
+        unsettled_net: number;
+        waiting_reversals: number;
+        owed: number;
+        next_payout_estimate: number;
+        owing_since: string | null;
+      }
+      /** A balance's row as the console shows it, `age` the owing age it shows beside `owing_since`. */
+      const balanceRow = async (balance: ListedBalance, age = '(less than a day)') => [
+        balance.client_id,
+        balance.currency,
+        await shown(balance.unsettled_net),
+        await shown(balance.waiting_reversals),
+        balance.owed > 0 ? `Owes ${await shown(balance.owed)}` : await shown(balance.owed),
+        balance.owing_since === null ? '—' : `${await shownWhen(balance.owing_since)} ${age}`,
+        await shown(balance.next_payout_estimate),
+      ];
+      const LABELS: Record<string, string> = {
+        transaction: 'Sale (settled beside its reversals)',
+        refund: 'Refund',
+        chargeback: 'Chargeback (dispute)',
+        dispute_fee: 'Dispute fee',
+        dispute_reinstated: 'Dispute reinstated',
+      };
+      const adjustmentRows = async (clientId: string) => {
+        const batch = batches.find((candidate) => candidate.clientId === clientId);
+        return {
+          batchId: batch?.id,
+          adjustments: await Promise.all(
+            (batch?.adjustments ?? []).map(async (adjustment) => [
+              `${LABELS[adjustment.type]} ${adjustment.type}`,
+              adjustment.svcTxId,
+              await shown(adjustment.gross),
+              await shown(adjustment.processorFee),
+              await shown(adjustment.platformFee),
+              await shown(adjustment.net),
+            ]),
+          ),
+        };
+      };
+      expect({
+        paidOut: paidOut.body.status,
+        refundTx: { status: refundTx.status, refundedAmount: refundTx.refundedAmount, disputedAmount: refundTx.disputedAmount, disputeStatus: refundTx.disputeStatus },
+        disputeTx: { status: disputeTx.status, refundedAmount: disputeTx.refundedAmount, disputedAmount: disputeTx.disputedAmount, disputeStatus: disputeTx.disputeStatus },
+        owingApi: owingBalances.items.map((balance: ListedBalance) => [balance.client_id, balance.owed]),
+        // Owing since the refund was written (its ledger entry's time); null for the merchant that owes nothing.
+        owingSinceApi: Object.fromEntries(
+          everyBalance.items.map((balance: ListedBalance) => [
+            balance.client_id,
+            balance.owing_since === null ? null : Date.parse(balance.owing_since) >= refundSent && Date.parse(balance.owing_since) <= refundDone,
+          ]),
+        ),
+        earnsTypes: batches.find((batch) => batch.clientId === earns)?.adjustments.map((adjustment) => adjustment.type).sort(),
+      }).toEqual({
+        paidOut: 'sent',
+        refundTx: { status: 'succeeded', refundedAmount: 15, disputedAmount: 0, disputeStatus: null },
+        disputeTx: { status: 'chargeback', refundedAmount: 0, disputedAmount: 30, disputeStatus: 'needs_response' },
+        // A full refund after the payout reverses the payment's whole net: that is what the merchant owes.
+        owingApi: [[owes, saleTx.netAmount]],
+        owingSinceApi: { [owes]: true, [earns]: null },
+        earnsTypes: ['chargeback', 'refund', 'transaction'],
+      });
+      expect({
+        refundShown,
+        disputeShown,
+        toggleOnByDefault,
+        owingShown,
+        owingMarked: owingMarked.length,
+        owingSinceAttributes,
+        overdueNow,
+        everyShown,
+        laterOwingShown,
+        laterOverdue,
+        owesBatch,
+        earnsBatch,
+        problems: browser!.problemsSince(mark),
+        outsideRequests: outsideRequests(),
+      }).toEqual({
+        refundShown: {
+          marks: [`refunded ${await shown(refundTx.refundedAmount)}`],
+          status: 'succeeded',
+          details: expect.objectContaining({ Amount: await shown(refundTx.amount), Refunded: await shown(refundTx.refundedAmount), Disputed: await shown(refundTx.disputedAmount) }),
+        },
+        disputeShown: {
+          marks: [`disputed ${await shown(disputeTx.disputedAmount)} (${disputeTx.disputeStatus})`],
+          status: 'chargeback',
+          details: expect.objectContaining({
+            Refunded: await shown(disputeTx.refundedAmount),
+            Disputed: await shown(disputeTx.disputedAmount),
+            'Dispute status': disputeTx.disputeStatus,
+          }),
+        },
+        toggleOnByDefault: true,
+        owingShown: await Promise.all(owingBalances.items.map((balance: ListedBalance) => balanceRow(balance))),
+        owingMarked: 1,
+        owingSinceAttributes: owingBalances.items.map((balance: ListedBalance) => balance.owing_since),
+        overdueNow: 0,
+        everyShown: await Promise.all(everyBalance.items.map((balance: ListedBalance) => balanceRow(balance))),
+        laterOwingShown: await Promise.all(owingBalances.items.map((balance: ListedBalance) => balanceRow(balance, '(8 days) Owing > 7 days'))),
+        laterOverdue: owes,
+        owesBatch: await adjustmentRows(owes),
+        earnsBatch: await adjustmentRows(earns),
+        problems: { newFailedResponses: [], newPageErrors: [], newConsoleErrors: [] },
+        outsideRequests: [],
+      });
+      // No dispute status without a dispute; the merchant that does not owe is listed only with the toggle off.
+      expect({
+        refundHasDisputeStatus: 'Dispute status' in refundShown.details,
+        earnsWithToggleOn: owingShown.some((row) => row[0] === earns),
+        earnsWithToggleOff: everyShown.some((row) => row[0] === earns),
+      }).toEqual({ refundHasDisputeStatus: false, earnsWithToggleOn: false, earnsWithToggleOff: true });
+      expect(browser!.apiCalls().every((request) => new URL(request.slice(request.indexOf(' ') + 1)).pathname.startsWith('/api/v1/admin/'))).toBe(true);
+      expect(requests).toEqual(
+        expect.arrayContaining([
+          `GET ${origin}/api/v1/admin/partners/${partner.partnerId}/balances?owing=true`,
+          `GET ${origin}/api/v1/admin/partners/${partner.partnerId}/balances?owing=false`,
+        ]),
+      );
     },
     120_000,
   );

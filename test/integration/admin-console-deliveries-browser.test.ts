@@ -20,14 +20,22 @@ import { buildConsole, type ConsoleBrowser, openConsoleBrowser, signIn } from '.
 import { useDeliveryWorld } from '../support/delivery-world';
 import { type ReceivedWebhook, WebhookReceiver } from '../support/webhook-receiver';
 
+let browser: ConsoleBrowser | undefined;
+let receiver: WebhookReceiver | undefined;
+
+// Registered before the world's own teardown (jest runs afterAll hooks in the order they are declared): the
+// browser's keep-alive connections and its polling would otherwise hold the API's graceful close open.
+afterAll(async () => {
+  await browser?.close();
+  await receiver?.close();
+});
+
 // Sets the service's environment (its own table, queue and sandbox): before anything loads lib/config.ts.
 const world = await useDeliveryWorld('console');
 const { stripe } = world;
 
 let api: TestApi;
-let browser: ConsoleBrowser | undefined;
 let page: Page;
-let receiver: WebhookReceiver | undefined;
 
 beforeAll(async () => {
   api = world.api();
@@ -38,10 +46,6 @@ beforeAll(async () => {
   await signIn(browser, api.adminToken);
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await receiver?.close();
-});
 
 // ---------------------------------------------------------------------------------------------------------
 // Helpers

@@ -169,6 +169,10 @@ describe('the publishable key with the intent\'s client_secret', () => {
     const intent = await newIntent();
     const succeeded = await newIntent();
     await stripe.paymentIntents.confirm(succeeded.id, { payment_method: 'pm_card_visa' });
+    const disputed = await newIntent();
+    await stripe.paymentIntents.confirm(disputed.id, { payment_method: 'pm_card_visa' });
+    const dispute = await request('POST', `/sandbox/payment_intents/${disputed.id}/dispute`, {}, { authorization: `Bearer ${SECRET_KEY}` });
+    expect(dispute.status).toBe(200);
     const secret = { client_secret: intent.client_secret ?? '', key: PUBLISHABLE_KEY };
     const before = sandbox.intents().length;
 
@@ -178,6 +182,7 @@ describe('the publishable key with the intent\'s client_secret', () => {
       await request('POST', `/v1/payment_intents/${intent.id}/cancel`, secret),
       await request('POST', '/v1/refunds', { payment_intent: succeeded.id, key: PUBLISHABLE_KEY }),
       await request('POST', `/sandbox/payment_intents/${succeeded.id}/dispute`, { key: PUBLISHABLE_KEY }),
+      await request('POST', `/sandbox/disputes/${String(dispute.body.id)}/close`, { status: 'won', key: PUBLISHABLE_KEY }),
     ];
 
     for (const answer of refused) {
@@ -189,6 +194,7 @@ describe('the publishable key with the intent\'s client_secret', () => {
     // Of these two intents (other tests' events are theirs): none of the refused calls emitted anything.
     const ofThese = sandbox.events().filter((e) => [intent.id, succeeded.id].some((id) => JSON.stringify(e.event.data.object).includes(id)));
     expect(ofThese.some((e) => ['charge.refunded', 'charge.dispute.created', 'payment_intent.canceled'].includes(e.event.type))).toBe(false);
+    expect(sandbox.events().filter((e) => e.event.type === 'charge.dispute.closed' && (e.event.data.object as { id: string }).id === dispute.body.id)).toEqual([]);
   });
 
   it('never reads GET /sandbox/events, whose events carry every intent\'s client_secret: only the secret key does', async () => {

@@ -13,6 +13,22 @@ import { deliveryOf, runModule, sdk, startReceiver, waitFor } from '../support/p
 const SECRET_KEY = 'sk_test_sandbox_persistence_0123456789';
 const WEBHOOK_SECRET = 'whsec_sandbox_persistence';
 
+/** A sandbox-only route (the dispute triggers), with the secret key. */
+async function sandboxPost(sandbox: ProcessorSandbox, path: string, body: string): Promise<{ status: number; body: Record<string, any> }> {
+  const response = await fetch(`${sandbox.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${SECRET_KEY}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body,
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+}
+
+/** The object of the last event of `type` about `objectId`, as the sandbox recorded it. */
+function lastEventObject(sandbox: ProcessorSandbox, type: string, objectId: string): Record<string, any> | undefined {
+  const events = sandbox.events().filter((e) => e.event.type === type && (e.event.data.object as { id: string }).id === objectId);
+  return events.at(-1)?.event.data.object as Record<string, any> | undefined;
+}
+
 describe('the processor sandbox on a state directory', () => {
   let stateDir: string;
   let port: number;
@@ -76,6 +92,62 @@ describe('the processor sandbox on a state directory', () => {
 
     expect(tooMuch).toMatchObject({ statusCode: 400, code: 'amount_too_large' });
     expect(rest).toMatchObject({ amount: 600, charge: paid.latest_charge });
+  });
+
+  it('keeps a charge\'s refunds and a dispute\'s balance transactions and status: after a restart they are listed, closed and refused as before', async () => {
+    // Arrange: a partly refunded charge and a dispute with its amount and fee, then a restart
+    const first = await start();
+    const before = sdk(first, SECRET_KEY);
+    const refunded = await before.paymentIntents.confirm((await before.paymentIntents.create({ amount: 1_000, currency: 'usd' })).id, { payment_method: 'pm_card_visa' });
+    const firstRefund = await before.refunds.create({ payment_intent: refunded.id, amount: 400 });
+    const disputed = await before.paymentIntents.confirm((await before.paymentIntents.create({ amount: 3_000, currency: 'usd' })).id, { payment_method: 'pm_card_visa' });
+    const opened = await sandboxPost(first, `/sandbox/payment_intents/${disputed.id}/dispute`, 'amount=2000&fee=1800');
+    expect(opened.status).toBe(200);
+    await stop(first);
+    const second = await start();
+
+    // Act
+    const secondRefund = await sdk(second, SECRET_KEY).refunds.create({ payment_intent: refunded.id, amount: 100 });
+    const won = await sandboxPost(second, `/sandbox/disputes/${opened.body.id}/close`, 'status=won');
+    await stop(second);
+    const third = await start();
+    const again = await sandboxPost(third, `/sandbox/disputes/${opened.body.id}/close`, 'status=lost');
+
+    // Assert: the refund after the restart lists the one before it; the dispute kept its withdrawal and, closed, stays closed
+    const charge = lastEventObject(third, 'charge.refunded', String(refunded.latest_charge));
+    expect(charge).toMatchObject({ amount_refunded: 500, refunds: { object: 'list', total_count: 2, has_more: false } });
+    expect(charge?.refunds.data).toEqual([{ ...secondRefund }, { ...firstRefund }]);
+    expect(won.status).toBe(200);
+    expect(won.body.balance_transactions).toEqual([
+      opened.body.balance_transactions[0],
+      expect.objectContaining({ amount: 2_000, fee: 0, net: 2_000, reporting_category: 'dispute_reversal' }),
+    ]);
+    expect(opened.body.balance_transactions[0]).toMatchObject({ amount: -2_000, fee: 1_800, net: -3_800, reporting_category: 'dispute' });
+    expect(lastEventObject(third, 'charge.dispute.closed', opened.body.id)).toEqual(won.body);
+    expect(again.status).toBe(400);
+    expect(again.body.error).toMatchObject({ code: 'dispute_already_closed' });
+  });
+
+  it('loads a state file saved before disputes carried balance transactions, and closes such a dispute', async () => {
+    // Arrange: a dispute saved as an older sandbox saved it, without balance_transactions
+    const first = await start();
+    const stripe = sdk(first, SECRET_KEY);
+    const paid = await stripe.paymentIntents.confirm((await stripe.paymentIntents.create({ amount: 1_500, currency: 'usd' })).id, { payment_method: 'pm_card_visa' });
+    const opened = await sandboxPost(first, `/sandbox/payment_intents/${paid.id}/dispute`, '');
+    await stop(first);
+    const path = join(stateDir, 'state.json');
+    const saved = JSON.parse(readFileSync(path, 'utf8')) as { disputes: Array<Record<string, unknown>> };
+    for (const dispute of saved.disputes) delete dispute.balance_transactions;
+    writeFileSync(path, JSON.stringify(saved));
+
+    // Act
+    const second = await start();
+    const won = await sandboxPost(second, `/sandbox/disputes/${opened.body.id}/close`, 'status=won');
+
+    // Assert: no withdrawal is made up for it (its charge.dispute.created named none); the reinstatement is added
+    expect(won.status).toBe(200);
+    expect(won.body).toMatchObject({ id: opened.body.id, amount: 1_500, status: 'won' });
+    expect(won.body.balance_transactions).toEqual([expect.objectContaining({ amount: 1_500, fee: 0, net: 1_500, reporting_category: 'dispute_reversal', source: opened.body.id })]);
   });
 
   it('keeps every intent of concurrent requests, each saved before it is answered: a crash loses none', async () => {

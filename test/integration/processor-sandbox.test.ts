@@ -30,6 +30,28 @@ async function rawPost(sandbox: ProcessorSandbox, path: string, body: string, he
   return { status: response.status, body: (await response.json()) as { error?: Record<string, unknown> } & Record<string, unknown> };
 }
 
+/** The balance transaction Stripe withdraws a dispute's amount and fee with, as the sandbox should make it. */
+function withdrawal(dispute: Record<string, unknown>, amount: number, fee: number) {
+  return {
+    id: expect.stringMatching(/^txn_[A-Za-z0-9]{24}$/),
+    object: 'balance_transaction',
+    amount: -amount,
+    available_on: dispute.created,
+    balance_type: 'payments',
+    created: dispute.created,
+    currency: 'usd',
+    description: `Chargeback withdrawal for ${String(dispute.charge)}`,
+    exchange_rate: null,
+    fee,
+    fee_details: [{ amount: fee, application: null, currency: 'usd', description: 'Dispute fee', type: 'stripe_fee' }],
+    net: -amount - fee,
+    reporting_category: 'dispute',
+    source: dispute.id,
+    status: 'available',
+    type: 'adjustment',
+  };
+}
+
 describe('the processor sandbox API, through the stripe SDK', () => {
   let receiver: Receiver;
   let sandbox: ProcessorSandbox;
@@ -246,6 +268,13 @@ describe('the processor sandbox API, through the stripe SDK', () => {
       const charge = await deliveryOf(receiver, 'charge.succeeded', String(confirmed.latest_charge));
       const chargeEvent = stripe.webhooks.constructEvent(charge.rawBody, String(charge.headers['processor-signature']), WEBHOOK_SECRET);
       expect(chargeEvent.data.object).toMatchObject({ object: 'charge', amount: 3_000, payment_intent: intent.id, status: 'succeeded', paid: true });
+      expect((chargeEvent.data.object as Stripe.Charge).refunds).toEqual({
+        object: 'list',
+        data: [],
+        has_more: false,
+        total_count: 0,
+        url: `/v1/charges/${String(confirmed.latest_charge)}/refunds`,
+      });
     });
 
     it('signs so that a tampered body or another secret fails verification', async () => {
@@ -370,6 +399,27 @@ describe('the processor sandbox API, through the stripe SDK', () => {
       ]);
     });
 
+    it('lists the charge\'s refunds on charge.refunded, newest first, with amount_refunded cumulative', async () => {
+      const intent = await succeededIntent(1_000);
+      const chargeId = String(intent.latest_charge);
+
+      const first = await stripe.refunds.create({ charge: chargeId, amount: 300 });
+      const second = await stripe.refunds.create({ payment_intent: intent.id, amount: 200, reason: 'requested_by_customer' });
+
+      const charges = await waitFor('both charge.refunded events', () => {
+        const events = receiver.deliveries.filter((d) => d.type === 'charge.refunded' && d.objectId === chargeId);
+        return events.length === 2 ? events.map((d) => (JSON.parse(d.rawBody) as { data: { object: Stripe.Charge } }).data.object) : undefined;
+      });
+      const [afterFirst, afterSecond] = charges.sort((a, b) => a.amount_refunded - b.amount_refunded);
+      const list = (data: Stripe.Refund[]) => ({ object: 'list', data, has_more: false, total_count: data.length, url: `/v1/charges/${chargeId}/refunds` });
+      expect(afterFirst).toMatchObject({ amount_refunded: 300, refunded: false, refunds: list([{ ...first }]) });
+      expect(afterSecond).toMatchObject({ amount_refunded: 500, refunded: false, refunds: list([{ ...second }, { ...first }]) });
+      expect(afterSecond?.refunds?.data.map((refund) => [refund.amount, refund.reason])).toEqual([
+        [200, 'requested_by_customer'],
+        [300, null],
+      ]);
+    });
+
     it('refuses to refund an intent that has not succeeded', async () => {
       const intent = await newIntent();
 
@@ -398,11 +448,44 @@ describe('the processor sandbox API, through the stripe SDK', () => {
         reason: 'fraudulent',
         status: 'needs_response',
       });
+      // Without amount and fee: the whole charge, at Stripe's $15 fee.
+      expect(answer.body.balance_transactions).toEqual([withdrawal(answer.body, 7_700, 1_500)]);
       const delivery = await deliveryOf(receiver, 'charge.dispute.created', String(answer.body.id));
       const event = stripe.webhooks.constructEvent(delivery.rawBody, String(delivery.headers['processor-signature']), WEBHOOK_SECRET);
       expect(event.data.object).toEqual(answer.body);
       // As at Stripe, a dispute comes from the card network, not from an API request.
       expect(event.request).toEqual({ id: null, idempotency_key: null });
+    });
+
+    it('disputes part of a payment at the fee given, and carries both in charge.dispute.created', async () => {
+      const intent = await succeededIntent(5_000);
+
+      const answer = await rawPost(sandbox, `/sandbox/payment_intents/${intent.id}/dispute`, 'amount=1200&fee=2000');
+
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ amount: 1_200, currency: 'usd', status: 'needs_response' });
+      expect(answer.body.balance_transactions).toEqual([withdrawal(answer.body, 1_200, 2_000)]);
+      const delivery = await deliveryOf(receiver, 'charge.dispute.created', String(answer.body.id));
+      const event = stripe.webhooks.constructEvent(delivery.rawBody, String(delivery.headers['processor-signature']), WEBHOOK_SECRET);
+      expect(event.data.object).toEqual(answer.body);
+      expect((event.data.object as Stripe.Dispute).balance_transactions[0]).toMatchObject({ amount: -1_200, fee: 2_000, net: -3_200 });
+    });
+
+    it('disputes by default what the refunds left, and refuses an amount above it', async () => {
+      const intent = await succeededIntent(5_000);
+      await stripe.refunds.create({ payment_intent: intent.id, amount: 1_000 });
+
+      const tooLarge = await rawPost(sandbox, `/sandbox/payment_intents/${intent.id}/dispute`, 'amount=4001');
+      const badFee = await rawPost(sandbox, `/sandbox/payment_intents/${intent.id}/dispute`, 'fee=-1');
+      const answer = await rawPost(sandbox, `/sandbox/payment_intents/${intent.id}/dispute`, 'fee=0');
+
+      expect(tooLarge.status).toBe(400);
+      expect(tooLarge.body.error).toMatchObject({ type: 'invalid_request_error', param: 'amount', code: 'amount_too_large' });
+      expect(badFee.status).toBe(400);
+      expect(badFee.body.error).toMatchObject({ type: 'invalid_request_error', param: 'fee' });
+      expect(answer.status).toBe(200);
+      expect(answer.body.amount).toBe(4_000);
+      expect(answer.body.balance_transactions).toEqual([withdrawal(answer.body, 4_000, 0)]);
     });
 
     it('refuses to dispute an intent that has not succeeded, and requires the API key', async () => {
@@ -414,6 +497,91 @@ describe('the processor sandbox API, through the stripe SDK', () => {
       expect(notSucceeded.status).toBe(400);
       expect(notSucceeded.body.error).toMatchObject({ type: 'invalid_request_error', code: 'payment_intent_unexpected_state' });
       expect(unauthenticated.status).toBe(401);
+    });
+  });
+
+  describe('closing disputes (sandbox trigger)', () => {
+    const openDispute = async (amount: number, form: string) => {
+      const intent = await succeededIntent(amount);
+      const answer = await rawPost(sandbox, `/sandbox/payment_intents/${intent.id}/dispute`, form);
+      expect(answer.status).toBe(200);
+      return answer.body;
+    };
+    const closedEvents = (disputeId: string) => sandbox.events().filter((e) => e.event.type === 'charge.dispute.closed' && (e.event.data.object as { id: string }).id === disputeId);
+
+    it('closes a dispute as won: the amount comes back in a second balance transaction, and charge.dispute.closed carries it', async () => {
+      const dispute = await openDispute(6_000, 'amount=2500&fee=1500');
+
+      const answer = await rawPost(sandbox, `/sandbox/disputes/${String(dispute.id)}/close`, 'status=won');
+
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ id: dispute.id, amount: 2_500, status: 'won' });
+      expect(answer.body.balance_transactions).toEqual([
+        withdrawal(dispute, 2_500, 1_500),
+        {
+          id: expect.stringMatching(/^txn_[A-Za-z0-9]{24}$/),
+          object: 'balance_transaction',
+          amount: 2_500,
+          available_on: expect.any(Number),
+          balance_type: 'payments',
+          created: expect.any(Number),
+          currency: 'usd',
+          description: `Chargeback reversal for ${String(dispute.charge)}`,
+          exchange_rate: null,
+          fee: 0,
+          fee_details: [],
+          net: 2_500,
+          reporting_category: 'dispute_reversal',
+          source: dispute.id,
+          status: 'available',
+          type: 'adjustment',
+        },
+      ]);
+      // The withdrawal is the one the dispute was opened with, unchanged.
+      expect((answer.body.balance_transactions as unknown[])[0]).toEqual((dispute.balance_transactions as unknown[])[0]);
+      const delivery = await deliveryOf(receiver, 'charge.dispute.closed', String(dispute.id));
+      const event = stripe.webhooks.constructEvent(delivery.rawBody, String(delivery.headers['processor-signature']), WEBHOOK_SECRET);
+      expect(event.data.object).toEqual(answer.body);
+      // As its creation, the network's decision comes from no API request.
+      expect(event.request).toEqual({ id: null, idempotency_key: null });
+    });
+
+    it('closes a dispute as lost: the withdrawal stands, and charge.dispute.closed carries it', async () => {
+      const dispute = await openDispute(3_000, 'fee=900');
+
+      const answer = await rawPost(sandbox, `/sandbox/disputes/${String(dispute.id)}/close`, 'status=lost');
+
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ id: dispute.id, amount: 3_000, status: 'lost' });
+      expect(answer.body.balance_transactions).toEqual([withdrawal(dispute, 3_000, 900)]);
+      const delivery = await deliveryOf(receiver, 'charge.dispute.closed', String(dispute.id));
+      expect(JSON.parse(delivery.rawBody)).toMatchObject({ type: 'charge.dispute.closed', data: { object: { id: dispute.id, status: 'lost', balance_transactions: [{ net: -3_900 }] } } });
+      expect((JSON.parse(delivery.rawBody) as { data: { object: Stripe.Dispute } }).data.object.balance_transactions).toHaveLength(1);
+    });
+
+    it('refuses a status other than won or lost, a dispute closed already, an unknown dispute, and a call without the API key', async () => {
+      const dispute = await openDispute(2_000, '');
+      const path = `/sandbox/disputes/${String(dispute.id)}/close`;
+
+      const badStatus = await rawPost(sandbox, path, 'status=under_review');
+      const noStatus = await rawPost(sandbox, path, '');
+      const unauthenticated = await rawPost(sandbox, path, 'status=won', { authorization: 'Bearer sk_test_nope' });
+      const lost = await rawPost(sandbox, path, 'status=lost');
+      const again = await rawPost(sandbox, path, 'status=won');
+      const unknown = await rawPost(sandbox, '/sandbox/disputes/dp_doesnotexist/close', 'status=won');
+
+      expect(badStatus.status).toBe(400);
+      expect(badStatus.body.error).toMatchObject({ type: 'invalid_request_error', param: 'status', message: 'Invalid status: must be one of won, or lost' });
+      expect(noStatus.status).toBe(400);
+      expect(noStatus.body.error).toMatchObject({ type: 'invalid_request_error', param: 'status', code: 'parameter_missing' });
+      expect(unauthenticated.status).toBe(401);
+      expect(lost.status).toBe(200);
+      expect(again.status).toBe(400);
+      expect(again.body.error).toMatchObject({ type: 'invalid_request_error', code: 'dispute_already_closed' });
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.error).toMatchObject({ type: 'invalid_request_error', code: 'resource_missing', message: "No such dispute: 'dp_doesnotexist'" });
+      // Only the one close that was taken sent an event, and the refused ones left the dispute as it was closed.
+      expect(closedEvents(String(dispute.id)).map((e) => (e.event.data.object as Stripe.Dispute).status)).toEqual(['lost']);
     });
   });
 

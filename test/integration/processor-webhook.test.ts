@@ -16,6 +16,7 @@ import { httpEvent, lambdaContext } from '../support/events';
 import {
   deliveriesOf,
   dispute,
+  entriesOf,
   eventBody,
   intentObject,
   markSettled,
@@ -51,6 +52,38 @@ const fullRefund = (tx: Transaction) =>
   eventBody('charge.refunded', refundedCharge(tx.processorPaymentIntentId ?? '', tx.amountMinor, tx.amountMinor, tx.currency.toLowerCase()));
 
 const read = (tx: Transaction) => suite.api.read(suite.partner, `/transactions/${tx.svcTxId}`);
+
+/** The cumulative level of a refund entry's key, as stored: 12 digits, so a payment's refund entries sort in order. */
+const level = (minor: number) => String(minor).padStart(12, '0');
+
+/**
+ * The ledger entry item (decisions.md §5a) that reverses the whole USD 49.99 payment of the suite's client: its split
+ * (1.45 processor, 1.80 platform of which 0.75 the service's, 46.74 net) negated to the unit, waiting for the next
+ * batch in the settlement index under the payment's client, currency and creation, next to its sale.
+ */
+const wholeReversal = (tx: Transaction, type: 'refund' | 'chargeback', key: string, cause: string) => ({
+  pk: `TX#${tx.svcTxId}`,
+  sk: `ENTRY#${key}`,
+  entity: 'ledgerEntry',
+  type,
+  key,
+  cause,
+  svcTxId: tx.svcTxId,
+  partnerId: tx.partnerId,
+  clientId: tx.clientId,
+  partnerReference: tx.partnerReference,
+  currency: 'USD',
+  txCreatedAt: tx.createdAt,
+  createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+  grossMinor: -4999,
+  processorFeeMinor: -145,
+  platformFeeMinor: -180,
+  svcEarningMinor: -75,
+  netMinor: -4674,
+  settlementStatus: 'unsettled',
+  gsi3pk: `SETTLE#${tx.partnerId}`,
+  gsi3sk: `${tx.clientId}#USD#${tx.createdAt}#${tx.svcTxId}#${key}`,
+});
 
 describe('POST /webhooks/processor: refusals (decisions.md §3)', () => {
   it('answers 413 PAYLOAD_TOO_LARGE for a body far larger than any event, before verifying or parsing it', async () => {
@@ -263,23 +296,35 @@ describe('POST /webhooks/processor: the lifecycle (decisions.md §5, §6)', () =
     expect(await deliveriesOf(tx.partnerId, tx.svcTxId)).toEqual([]);
   });
 
-  it('refunds fully (out of the settlement index), and a succeeded event arriving after the refund changes nothing and notifies nobody', async () => {
+  it('refunds fully (the sale stays in the settlement index, a refund entry reverses it exactly), and a succeeded event arriving after the refund changes nothing and notifies nobody', async () => {
     // Arrange
     const tx = await pending();
     await post(succeeded(tx));
+    const charge = refundedCharge(tx.processorPaymentIntentId ?? '', tx.amountMinor, tx.amountMinor, 'usd');
 
     // Act
-    const refund = await post(fullRefund(tx));
+    const refund = await post(eventBody('charge.refunded', charge));
     const late = await post(succeeded(tx));
 
-    // Assert
+    // Assert: the answers
     expect(refund.body).toEqual({ received: true, svc_tx_id: tx.svcTxId, status: 'refunded' });
     expect(late.status).toBe(200);
     expect(late.body).toEqual({ received: true, svc_tx_id: tx.svcTxId, status: 'refunded' });
-    expect((await read(tx)).body).toMatchObject({ status: 'refunded', settlementStatus: 'unsettled', netAmount: 46.74 });
+    // Assert: the split is kept, the refund shown
+    expect((await read(tx)).body).toMatchObject({
+      status: 'refunded',
+      settlementStatus: 'unsettled',
+      netAmount: 46.74,
+      refundedAmount: 49.99,
+      disputedAmount: 0,
+      disputeStatus: null,
+    });
+    // Assert: the sale still waits for settlement (decisions.md §5a: it is settled beside its reversal), no legacy adjustment
     const item = await rawItem(keys.transaction(tx.svcTxId));
-    expect(item?.gsi3pk).toBeUndefined();
+    expect(item).toMatchObject({ gsi3pk: `SETTLE#${tx.partnerId}`, gsi3sk: `${tx.clientId}#USD#${tx.createdAt}#${tx.svcTxId}` });
     expect(await rawItem(keys.adjustment(tx.svcTxId, 'refund'))).toBeUndefined();
+    // Assert: exactly one entry, the whole payment reversed (the late success wrote none)
+    expect(await entriesOf(tx.svcTxId)).toEqual([wholeReversal(tx, 'refund', `refund#${level(4999)}`, charge.id)]);
     expect((await deliveriesOf(tx.partnerId, tx.svcTxId)).map((delivery) => delivery.event).sort()).toEqual(['transaction_refunded', 'transaction_succeeded']);
   });
 
@@ -363,106 +408,172 @@ describe('POST /webhooks/processor: the lifecycle (decisions.md §5, §6)', () =
   });
 });
 
-describe('POST /webhooks/processor: refunds and chargebacks after settlement', () => {
+describe('POST /webhooks/processor: refunds and chargebacks after settlement (decisions.md §5a)', () => {
   const settledCases: Array<['queued' | 'paid', 'refund' | 'chargeback']> = [
     ['queued', 'refund'],
     ['paid', 'chargeback'],
   ];
-  it.each(settledCases)('keeps a %s transaction`s settlementStatus and writes a negative %s adjustment for the next batch', async (settlementStatus, kind) => {
+  it.each(settledCases)('keeps a %s transaction`s settlementStatus and writes a negative %s entry waiting for the next batch', async (settlementStatus, kind) => {
     // Arrange: succeeded, then taken by a settlement batch
     const tx = await pending();
     await post(succeeded(tx));
     await markSettled(tx.svcTxId, settlementStatus);
+    const charge = refundedCharge(tx.processorPaymentIntentId ?? '', 4999, 4999, 'usd');
+    const disputed = dispute(tx.processorPaymentIntentId ?? '', 4999, 'usd');
 
     // Act
-    const body = kind === 'refund' ? fullRefund(tx) : eventBody('charge.dispute.created', dispute(tx.processorPaymentIntentId ?? '', 4999, 'usd'));
-    const response = await post(body);
+    const response = await post(kind === 'refund' ? eventBody('charge.refunded', charge) : eventBody('charge.dispute.created', disputed));
 
-    // Assert: moved, settlement status kept
+    // Assert: moved, settlement status kept, the reversal shown
     expect(response.body.status).toBe(kind === 'refund' ? 'refunded' : 'chargeback');
-    expect((await read(tx)).body).toMatchObject({ settlementStatus });
-    // Assert: the adjustment, negative, waiting in the settlement index under the same client and currency
-    const adjustment = await rawItem(keys.adjustment(tx.svcTxId, kind));
-    expect(adjustment).toMatchObject({
-      entity: 'settlementAdjustment',
-      kind,
-      svcTxId: tx.svcTxId,
-      partnerId: tx.partnerId,
-      clientId: tx.clientId,
-      currency: 'USD',
-      grossMinor: -4999,
-      processorFeeMinor: -145,
-      platformFeeMinor: -180,
-      netAmountMinor: -4674,
-      settlementStatus: 'unsettled',
-      gsi3pk: `SETTLE#${tx.partnerId}`,
-      gsi3sk: expect.stringMatching(new RegExp(`^${tx.clientId}#USD#.+#${tx.svcTxId}#${kind}$`)),
-    });
+    expect((await read(tx)).body).toMatchObject(
+      kind === 'refund'
+        ? { settlementStatus, refundedAmount: 49.99, disputedAmount: 0, disputeStatus: null }
+        : { settlementStatus, refundedAmount: 0, disputedAmount: 49.99, disputeStatus: 'needs_response' },
+    );
+    // Assert: the batched sale is not put back in the settlement index, and no legacy adjustment is written
+    const item = await rawItem(keys.transaction(tx.svcTxId));
+    expect(item?.gsi3pk).toBeUndefined();
+    expect(item?.gsi3sk).toBeUndefined();
+    expect(await rawItem(keys.adjustment(tx.svcTxId, kind))).toBeUndefined();
+    // Assert: one entry, the whole payment reversed, waiting in the settlement index under the same client and currency
+    const key = kind === 'refund' ? `refund#${level(4999)}` : `chargeback#${disputed.id}`;
+    expect(await entriesOf(tx.svcTxId)).toEqual([wholeReversal(tx, kind, key, kind === 'refund' ? charge.id : disputed.id)]);
+    expect((await deliveriesOf(tx.partnerId, tx.svcTxId)).map((delivery) => delivery.event).sort()).toEqual([`transaction_${kind === 'refund' ? 'refunded' : 'chargeback'}`, 'transaction_succeeded'].sort());
   });
 
-  it('after losing a race to a settlement run between its read and its write, decides again: the refund becomes an adjustment', async () => {
-    // Arrange: a handler whose first write finds the transaction batched meanwhile (as a settlement run would)
+  it('is not disturbed by a settlement run between its read and its write (a batch changes neither status nor revision): one write, the refund entry waits for the next batch', async () => {
+    // Arrange: a handler whose write finds the transaction batched meanwhile (as a settlement run would)
     const tx = await pending();
     await post(succeeded(tx));
-    let writes = 0;
+    const outcomes: string[] = [];
     const racing = createHandler({
       ...processorEventDeps,
-      moves: {
-        applyTransactionMove: async (move) => {
-          if (writes++ === 0) await markSettled(tx.svcTxId, 'queued');
-          return processorEventDeps.moves.applyTransactionMove(move);
+      payments: {
+        writePaymentUpdate: async (write) => {
+          if (outcomes.length === 0) await markSettled(tx.svcTxId, 'queued');
+          const outcome = await processorEventDeps.payments.writePaymentUpdate(write);
+          outcomes.push(outcome);
+          return outcome;
         },
       },
     });
-    const body = fullRefund(tx);
+    const charge = refundedCharge(tx.processorPaymentIntentId ?? '', 4999, 4999, 'usd');
+    const body = eventBody('charge.refunded', charge);
 
     // Act
     const response = await racing(httpEvent({ method: 'POST', path: '/api/v1/webhooks/processor', body, headers: { 'processor-signature': signed(body) } }), lambdaContext());
 
     // Assert
-    expect(writes).toBe(2);
+    expect(outcomes).toEqual(['applied']);
     expect(JSON.parse(response.body ?? '')).toEqual({ received: true, svc_tx_id: tx.svcTxId, status: 'refunded' });
-    expect((await read(tx)).body).toMatchObject({ status: 'refunded', settlementStatus: 'queued' });
-    expect(await rawItem(keys.adjustment(tx.svcTxId, 'refund'))).toMatchObject({ grossMinor: -4999 });
+    expect((await read(tx)).body).toMatchObject({ status: 'refunded', settlementStatus: 'queued', refundedAmount: 49.99 });
+    expect((await rawItem(keys.transaction(tx.svcTxId)))?.gsi3pk).toBeUndefined();
+    expect(await entriesOf(tx.svcTxId)).toEqual([wholeReversal(tx, 'refund', `refund#${level(4999)}`, charge.id)]);
     expect((await deliveriesOf(tx.partnerId, tx.svcTxId)).filter((delivery) => delivery.event === 'transaction_refunded')).toHaveLength(1);
   });
 
-  it('refuses, writing nothing, a move that would notify more endpoints than one DynamoDB transaction holds (97)', async () => {
-    // Arrange: 98 subscribed endpoints (the admin API allows 20 per partner; this guards the write itself)
+  it('after losing a race to another event between its read and its write, decides again from what that event recorded: the two refund steps reverse the payment exactly', async () => {
+    // Arrange: a handler whose first write finds a partial refund (10.00 of 49.99) applied meanwhile by another event
     const tx = await pending();
-    const many = Array.from({ length: 98 }, (_, i) => ({
+    await post(succeeded(tx));
+    const outcomes: string[] = [];
+    const partial = refundedCharge(tx.processorPaymentIntentId ?? '', 4999, 1000, 'usd');
+    const racing = createHandler({
+      ...processorEventDeps,
+      payments: {
+        writePaymentUpdate: async (write) => {
+          if (outcomes.length === 0) expect((await post(eventBody('charge.refunded', partial))).body).toEqual({ received: true, svc_tx_id: tx.svcTxId, status: 'succeeded' });
+          const outcome = await processorEventDeps.payments.writePaymentUpdate(write);
+          outcomes.push(outcome);
+          return outcome;
+        },
+      },
+    });
+    const full = refundedCharge(tx.processorPaymentIntentId ?? '', 4999, 4999, 'usd');
+    const body = eventBody('charge.refunded', full);
+
+    // Act
+    const response = await racing(httpEvent({ method: 'POST', path: '/api/v1/webhooks/processor', body, headers: { 'processor-signature': signed(body) } }), lambdaContext());
+
+    // Assert: the first write lost (nothing written), the second applied the rest of the refund
+    expect(outcomes).toEqual(['conflict', 'applied']);
+    expect(JSON.parse(response.body ?? '')).toEqual({ received: true, svc_tx_id: tx.svcTxId, status: 'refunded' });
+    expect((await read(tx)).body).toMatchObject({ status: 'refunded', settlementStatus: 'unsettled', refundedAmount: 49.99 });
+    // Assert: the step (0, 10.00] reverses round_half_up(X × 1000 / 4999) of each term; the step (10.00, 49.99] the rest
+    const whole = wholeReversal(tx, 'refund', `refund#${level(4999)}`, full.id);
+    const first = { grossMinor: -1000, processorFeeMinor: -29, platformFeeMinor: -36, svcEarningMinor: -15, netMinor: -935 }; // 29.006, 36.007, 15.003
+    expect(await entriesOf(tx.svcTxId)).toEqual([
+      { ...wholeReversal(tx, 'refund', `refund#${level(1000)}`, partial.id), ...first },
+      { ...whole, grossMinor: -3999, processorFeeMinor: -116, platformFeeMinor: -144, svcEarningMinor: -60, netMinor: -3739 },
+    ]);
+    // Assert: one partner event for the move (the main endpoint does not take transaction_partially_refunded)
+    expect((await deliveriesOf(tx.partnerId, tx.svcTxId)).map((delivery) => delivery.event).sort()).toEqual(['transaction_refunded', 'transaction_succeeded']);
+  });
+
+  /** `count` endpoints of the partner subscribed to transaction_succeeded only (the admin API allows 20: this guards the write itself). */
+  const subscribers = (partnerId: string, count: number) =>
+    Array.from({ length: count }, (_, i) => ({
       id: `whe_${i}`,
-      partnerId: tx.partnerId,
+      partnerId,
       name: `endpoint ${i}`,
       url: 'https://partner.example/webhooks',
       events: ['transaction_succeeded' as const],
       createdAt: new Date().toISOString(),
     }));
-    const crowded = createHandler({ ...processorEventDeps, webhookEndpoints: { listWebhookEndpoints: async () => many } });
-    const body = succeeded(tx);
+  const crowdedBy = (count: number, partnerId: string) =>
+    createHandler({ ...processorEventDeps, webhookEndpoints: { listWebhookEndpoints: async () => subscribers(partnerId, count) } });
+  const sendTo = (handler: ReturnType<typeof createHandler>, body: string) =>
+    handler(httpEvent({ method: 'POST', path: '/api/v1/webhooks/processor', body, headers: { 'processor-signature': signed(body) } }), lambdaContext());
+
+  it('refuses, writing nothing, a write of more items than one DynamoDB transaction holds (100: event record, transaction, new entries, deliveries)', async () => {
+    // Arrange: a plain success to 98 endpoints is 100 items; to 99, 101. A success that applies a refund recorded
+    // before it (decisions.md §5a) carries its refund entry too: to 98 endpoints, 101 items.
+    const [fits, tooMany, withEntry] = [await pending(), await pending(), await pending()];
+    const recorded = await post(fullRefund(withEntry));
+    expect(recorded.body).toEqual({ received: true, svc_tx_id: withEntry.svcTxId, status: 'pending' });
+    const [fitsBody, tooManyBody, withEntryBody] = [succeeded(fits), succeeded(tooMany), succeeded(withEntry)];
 
     // Act
-    const response = await crowded(httpEvent({ method: 'POST', path: '/api/v1/webhooks/processor', body, headers: { 'processor-signature': signed(body) } }), lambdaContext());
+    const fitting = await sendTo(crowdedBy(98, fits.partnerId), fitsBody);
+    const refused = await sendTo(crowdedBy(99, tooMany.partnerId), tooManyBody);
+    const refusedWithEntry = await sendTo(crowdedBy(98, withEntry.partnerId), withEntryBody);
 
-    // Assert
-    expect(response.statusCode).toBe(500);
-    expect((await read(tx)).body.status).toBe('pending');
-    expect(await deliveriesOf(tx.partnerId, tx.svcTxId)).toEqual([]);
+    // Assert: 100 items are written, as one
+    expect(fitting.statusCode).toBe(200);
+    expect((await read(fits)).body.status).toBe('succeeded');
+    expect(await deliveriesOf(fits.partnerId, fits.svcTxId)).toHaveLength(98);
+    // Assert: 101 are refused with a 500 (the processor retries), and nothing of the update is written
+    for (const [response, tx, body] of [[refused, tooMany, tooManyBody], [refusedWithEntry, withEntry, withEntryBody]] as const) {
+      expect(response.statusCode).toBe(500);
+      expect((await read(tx)).body).toMatchObject({ status: 'pending', processorFee: null, netAmount: null });
+      expect(await deliveriesOf(tx.partnerId, tx.svcTxId)).toEqual([]);
+      expect(await entriesOf(tx.svcTxId)).toEqual([]);
+      expect(await rawItem(keys.processorEvent((JSON.parse(body) as { id: string }).id))).toBeUndefined();
+      expect((await rawItem(keys.transaction(tx.svcTxId)))?.gsi3pk).toBeUndefined();
+    }
+    // Assert: the refund recorded before stays recorded, for the success's retry to apply
+    expect((await read(withEntry)).body).toMatchObject({ refundedAmount: 49.99 });
   });
 
   it('writes nothing at all when the atomic write fails: no move, no record, no delivery (the processor retries)', async () => {
     // Arrange: a write that fails outright
     const tx = await pending();
-    const failing = createHandler({ ...processorEventDeps, moves: { applyTransactionMove: async () => Promise.reject(new Error('injected: DynamoDB unavailable')) } });
+    const failing = createHandler({ ...processorEventDeps, payments: { writePaymentUpdate: async () => Promise.reject(new Error('injected: DynamoDB unavailable')) } });
     const body = succeeded(tx);
     const eventId = (JSON.parse(body) as { id: string }).id;
 
     // Act
-    const failed = await failing(httpEvent({ method: 'POST', path: '/api/v1/webhooks/processor', body, headers: { 'processor-signature': signed(body) } }), lambdaContext());
+    const failed = await sendTo(failing, body);
+    const afterFailure = { read: (await read(tx)).body, record: await rawItem(keys.processorEvent(eventId)), deliveries: await deliveriesOf(tx.partnerId, tx.svcTxId) };
     const retried = await post(body);
 
-    // Assert: a 500 (the processor retries), then the retry applies it once
+    // Assert: a 500 (the processor retries) that left nothing behind
     expect(failed.statusCode).toBe(500);
+    expect(afterFailure.read).toMatchObject({ status: 'pending', processorFee: null });
+    expect(afterFailure.record).toBeUndefined();
+    expect(afterFailure.deliveries).toEqual([]);
+    // Assert: then the retry applies it once
     expect(retried.body.status).toBe('succeeded');
     expect(await rawItem(keys.processorEvent(eventId))).toBeDefined();
     expect(await deliveriesOf(tx.partnerId, tx.svcTxId)).toHaveLength(1);

@@ -83,7 +83,16 @@ describe('the sandbox checkout partner', () => {
     expect(endpoints.body.items).toEqual([
       expect.objectContaining({
         url: `${new URL(api.baseUrl).origin}/sandbox/webhooks/payments`,
-        events: ['transaction_succeeded', 'transaction_failed', 'transaction_abandoned', 'transaction_refunded', 'transaction_chargeback'],
+        // The five status events and the ledger's two opt-in ones (decisions.md §5a).
+        events: [
+          'transaction_succeeded',
+          'transaction_failed',
+          'transaction_abandoned',
+          'transaction_refunded',
+          'transaction_chargeback',
+          'transaction_partially_refunded',
+          'transaction_dispute_closed',
+        ],
       }),
     ]);
     // The credentials are readable by the owner only.

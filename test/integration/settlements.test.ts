@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { usePartnerSuite, type PartnerCredentials } from '../support/api';
-import { chargeBack, failNextPayout, inParallel, railTransfers, refund, transactionIn } from '../support/settlement';
+import { chargeBack, failNextPayout, inParallel, railTransfers, refund, transactionIn, yesterday } from '../support/settlement';
 import type { Transaction } from '../../lib/domain/transaction';
 
 /** Each test brings its transactions to `succeeded` through the processor webhook, and runs with the rest of the suite. */
@@ -29,6 +29,17 @@ async function freshPartner(clients = 1): Promise<{ partner: PartnerCredentials;
   for (let i = 0; i < clients; i++) clientIds.push(await suite.api.createClient(partner));
   return { partner, clientIds };
 }
+
+/** One partner's balances (GET /balances, decisions.md §5a), of one client (one page: a client has a few currencies at most). */
+const balancesOf = async (credentials: Pick<PartnerCredentials, 'apiKey'>, clientId: string) => {
+  const response = await suite.api.read(credentials, `/balances?client_id=${encodeURIComponent(clientId)}`);
+  expect(response.status).toBe(200);
+  expect(response.body.next_cursor).toBeNull();
+  return response.body.items as Array<Record<string, unknown>>;
+};
+
+/** Minor units of a major amount shown by the API (2 decimals unless told). */
+const cents = (value: number, exponent = 2) => Math.round(value * 10 ** exponent);
 
 /** Sum of a field over transactions as GET /transactions/{id} shows them, in minor units (exact). */
 const sumMinor = (values: number[], exponent: number) => values.reduce((total, value) => total + Math.round(value * 10 ** exponent), 0);
@@ -266,9 +277,22 @@ describe('POST /settlements/pay', () => {
       await transactionIn(suite.api, payee, { amountMinor: 8000, currency: 'USD' }),
     ];
 
+    const waiting = await balancesOf(partner, payee.clientId);
     const response = await run(partner);
 
-    expect(refundedShown).toMatchObject({ status: 'refunded', settlementStatus: 'paid' });
+    expect(refundedShown).toMatchObject({ status: 'refunded', settlementStatus: 'paid', refundedAmount: refundedShown.amount });
+    // Before the run: the two sales wait, and the refund waits to be deducted from them
+    const nextNet = sumMinor(await Promise.all(next.map(async (tx) => (await readTx(partner, tx)).body.netAmount)), 2);
+    expect(waiting).toEqual([
+      expect.objectContaining({
+        client_id: payee.clientId,
+        currency: 'USD',
+        unsettled_net: nextNet / 100,
+        waiting_reversals: refundedShown.netAmount,
+        owed: 0,
+        next_payout_estimate: (nextNet - cents(refundedShown.netAmount)) / 100,
+      }),
+    ]);
     expect(response.body.created_batches).toBe(1);
     const nextBatch = response.body.batches[0];
     expect(nextBatch.transactionIds.sort()).toEqual(next.map((tx) => tx.svcTxId).sort());
@@ -297,9 +321,11 @@ describe('POST /settlements/pay', () => {
     expect(rows.filter((row) => row.startsWith('transaction,')).sort()).toEqual(
       shown.map((tx) => `transaction,${tx.svcTxId},${tx.partnerReference},${tx.createdAt},USD,${money(tx.amount)},${money(tx.processorFee)},${money(tx.platformFee)},${money(tx.netAmount)}`).sort(),
     );
-    expect(rows.filter((row) => row.startsWith('adjustment,'))).toEqual([
-      `adjustment,${refunded.svcTxId},${refunded.partnerReference},${nextBatch.adjustments[0].createdAt},USD,${money(-refundedShown.amount)},${money(-refundedShown.processorFee)},${money(-refundedShown.platformFee)},${money(-refundedShown.netAmount)}`,
+    // One row per ledger entry (decisions.md §5a): the two sales, and the refund entry typed as what it is.
+    expect(rows.filter((row) => row.startsWith('refund,'))).toEqual([
+      `refund,${refunded.svcTxId},${refunded.partnerReference},${nextBatch.adjustments[0].createdAt},USD,${money(-refundedShown.amount)},${money(-refundedShown.processorFee)},${money(-refundedShown.platformFee)},${money(-refundedShown.netAmount)}`,
     ]);
+    expect(rows.slice(1, -2).map((row) => row.split(',')[0]).sort()).toEqual(['refund', 'transaction', 'transaction']);
     expect(rows.at(-2)).toBe(
       `total,,,,USD,${money(nextBatch.totalGross)},${money(nextBatch.totalProcessorFees)},${money(nextBatch.totalPlatformFees)},${money(nextBatch.totalNet)}`,
     );
@@ -311,70 +337,168 @@ describe('POST /settlements/pay', () => {
     const paid = await pay(partner, nextBatch.id);
     expect(paid.status).toBe(200);
     expect(await railTransfers('a', nextBatch.id)).toEqual([expect.objectContaining({ amount: nextBatch.totalNet, status: 'paid' })]);
-    // The adjustment was deducted once: a further run finds nothing.
+    // The refund was deducted once: a further run finds nothing, and nothing waits.
     expect((await run(partner)).body.created_batches).toBe(0);
+    expect(await balancesOf(partner, payee.clientId)).toEqual([]);
   }, TEST_TIMEOUT_MS);
 });
 
-describe('adjustments (refunds and chargebacks after settlement, decisions.md §5)', () => {
-  it('holds back the adjustment of a payment whose batch is not paid yet, and deducts it from the first batch after that payout', async () => {
+describe('reversals after settlement (refunds and chargebacks as ledger entries, decisions.md §5a)', () => {
+  /** The entry that reverses a whole payment as GET /transactions/{id} shows it: its split negated, as a batch lists it. */
+  const minus = (value: number) => (value === 0 ? 0 : -value);
+  const reversalOf = (shown: Record<string, any>, type: 'refund' | 'chargeback') => ({
+    svcTxId: shown.svcTxId,
+    type,
+    gross: minus(shown.amount),
+    processorFee: minus(shown.processorFee),
+    platformFee: minus(shown.platformFee),
+    net: minus(shown.netAmount),
+    createdAt: expect.any(String),
+  });
+
+  it('no longer holds back the reversal of a payment whose batch is not paid yet: it is deducted from the next batch, and not again after that payout', async () => {
     const { partner, clientIds } = await freshPartner();
     const payee = { partnerId: partner.partnerId, clientId: clientIds[0] as string };
     const first = await transactionIn(suite.api, payee, { amountMinor: 5000, currency: 'EUR' });
     await transactionIn(suite.api, payee, { amountMinor: 7000, currency: 'EUR' });
     const [batch] = (await run(partner)).body.batches;
     await chargeBack(suite.api, first);
-    await transactionIn(suite.api, payee, { amountMinor: 9000, currency: 'EUR' });
+    const third = await transactionIn(suite.api, payee, { amountMinor: 9000, currency: 'EUR' });
 
-    // The charged-back payment's batch is unpaid: its money has not reached the merchant, so nothing is deducted yet.
+    // The charged-back payment's batch is unpaid: its chargeback is deducted from the next batch all the same.
     const whileUnpaid = await run(partner);
     expect((await pay(partner, batch.id)).status).toBe(200);
-    await transactionIn(suite.api, payee, { amountMinor: 9500, currency: 'EUR' });
+    const fourth = await transactionIn(suite.api, payee, { amountMinor: 9500, currency: 'EUR' });
     const afterPayout = await run(partner);
 
+    const firstShown = (await readTx(partner, first)).body;
+    const thirdShown = (await readTx(partner, third)).body;
+    expect(batch.transactionIds).toContain(first.svcTxId);
     expect(whileUnpaid.body.created_batches).toBe(1);
-    expect(whileUnpaid.body.batches[0].adjustments).toEqual([]);
+    expect(whileUnpaid.body.batches[0].transactionIds).toEqual([third.svcTxId]);
+    expect(whileUnpaid.body.batches[0].adjustments).toEqual([reversalOf(firstShown, 'chargeback')]);
+    expect(whileUnpaid.body.batches[0].adjustments[0].gross).toBe(-50);
+    expect(cents(whileUnpaid.body.batches[0].totalNet)).toBe(cents(thirdShown.netAmount) - cents(firstShown.netAmount));
+    expect(cents(whileUnpaid.body.batches[0].totalGross)).toBe(9000 - 5000);
     expect(afterPayout.body.created_batches).toBe(1);
-    expect(afterPayout.body.batches[0].adjustments).toEqual([expect.objectContaining({ svcTxId: first.svcTxId, type: 'chargeback', gross: -50 })]);
-    expect((await readTx(partner, first)).body).toMatchObject({ status: 'chargeback', settlementStatus: 'paid' });
+    expect(afterPayout.body.batches[0].transactionIds).toEqual([fourth.svcTxId]);
+    expect(afterPayout.body.batches[0].adjustments).toEqual([]);
+    expect(firstShown).toMatchObject({ status: 'chargeback', settlementStatus: 'paid', disputedAmount: 50, disputeStatus: 'needs_response' });
   }, TEST_TIMEOUT_MS);
 
-  it('settles a batch whose adjustments take its whole net without calling a rail: sent, no transfer', async () => {
+  it('makes no batch for a client whose waiting entries net exactly 0 (a refund of a paid payment as large as the new sale): nothing queued, nothing paid; a later sale settles them all', async () => {
     const { partner, clientIds } = await freshPartner();
     const payee = { partnerId: partner.partnerId, clientId: clientIds[0] as string };
     const refunded = await transactionIn(suite.api, payee, { amountMinor: 4200, currency: 'EUR' });
     const [first] = (await run(partner)).body.batches;
     expect((await pay(partner, first.id)).status).toBe(200);
     await refund(suite.api, refunded);
-    await transactionIn(suite.api, payee, { amountMinor: 4200, currency: 'EUR' });
-    const [even] = (await run(partner)).body.batches;
+    const even = await transactionIn(suite.api, payee, { amountMinor: 4200, currency: 'EUR' });
 
-    const paid = await pay(partner, even.id);
+    const evenRun = await run(partner);
+    const evenBalances = await balancesOf(partner, payee.clientId);
+    const evenShown = (await readTx(partner, even)).body;
+    const later = await transactionIn(suite.api, payee, { amountMinor: 1000, currency: 'EUR' });
+    const laterRun = await run(partner);
 
-    expect(even).toMatchObject({ totalGross: 0, totalProcessorFees: 0, totalPlatformFees: 0, totalNet: 0 });
+    // Nothing to pay: no batch (and so no rail call); the sale and the refund both wait
+    expect(evenRun.status).toBe(200);
+    expect(evenRun.body).toEqual({ created_batches: 0, batches: [] });
+    expect(evenShown.settlementStatus).toBe('unsettled');
+    expect(evenBalances).toEqual([
+      expect.objectContaining({ client_id: payee.clientId, currency: 'EUR', unsettled_net: evenShown.netAmount, waiting_reversals: evenShown.netAmount, owed: 0, next_payout_estimate: 0 }),
+    ]);
+    // The next sale makes a batch of everything that waited
+    const refundedShown = (await readTx(partner, refunded)).body;
+    const laterShown = (await readTx(partner, later)).body;
+    expect(laterRun.body.created_batches).toBe(1);
+    const [settled] = laterRun.body.batches;
+    expect(settled.transactionIds.sort()).toEqual([even.svcTxId, later.svcTxId].sort());
+    expect(settled.adjustments).toEqual([reversalOf(refundedShown, 'refund')]);
+    expect(cents(settled.totalGross)).toBe(1000);
+    expect(cents(settled.totalNet)).toBe(cents(laterShown.netAmount));
+    const paid = await pay(partner, settled.id);
     expect(paid.status).toBe(200);
-    expect(paid.body).toMatchObject({ status: 'sent', railATransferId: null, railBTransferId: null });
-    expect(await railTransfers('a', even.id)).toEqual([]);
+    expect(await railTransfers('a', settled.id)).toEqual([expect.objectContaining({ amount: settled.totalNet, status: 'paid' })]);
+    expect((await readTx(partner, even)).body.settlementStatus).toBe('paid');
   }, TEST_TIMEOUT_MS);
 
-  it('lets an adjustment larger than the next batch`s net wait for a later batch (a payout is never negative)', async () => {
+  it('splits a group past 99 entries into batches that together pay exactly its net, none below zero, a payment refunded before settlement settled with its refund', async () => {
+    // Arrange: 99 sales, and a payment refunded before any run: 101 entries in one group (decisions.md §5a)
+    const { partner, clientIds } = await freshPartner();
+    const payee = { partnerId: partner.partnerId, clientId: clientIds[0] as string };
+    const sales = await inParallel(Array.from({ length: 99 }, (_, i) => 1000 + i), 8, (amountMinor) => transactionIn(suite.api, payee, { amountMinor, currency: 'EUR' }));
+    const anHourLater = new Date(Date.parse(yesterday()) + 3_600_000).toISOString();
+    const refunded = await transactionIn(suite.api, payee, { amountMinor: 4200, currency: 'EUR' }, { createdAt: anHourLater });
+    await refund(suite.api, refunded);
+    const before = await balancesOf(partner, payee.clientId);
+
+    // Act
+    const ran = await run(partner);
+    const batches = ran.body.batches as Array<Record<string, any>>;
+    const paid = await Promise.all(batches.map((batch) => pay(partner, batch.id)));
+
+    // Assert
+    const refundedShown = (await readTx(partner, refunded)).body;
+    expect(ran.body.created_batches).toBe(2);
+    expect(batches.flatMap((batch) => batch.transactionIds).sort()).toEqual(sales.map((tx) => tx.svcTxId).sort());
+    expect(batches.flatMap((batch) => batch.adjustments).sort((a, b) => a.type.localeCompare(b.type))).toEqual([
+      reversalOf(refundedShown, 'refund'),
+      { svcTxId: refunded.svcTxId, type: 'transaction', gross: 42, processorFee: refundedShown.processorFee, platformFee: refundedShown.platformFee, net: refundedShown.netAmount, createdAt: refunded.createdAt },
+    ]);
+    expect(batches.every((batch) => batch.totalNet >= 0)).toBe(true);
+    const totalNet = batches.reduce((sum, batch) => sum + cents(batch.totalNet), 0);
+    expect(totalNet).toBe(cents(Number(before[0]?.next_payout_estimate)));
+    expect(paid.map((answer) => answer.status)).toEqual([200, 200]);
+    const transfers = (await Promise.all(batches.map((batch) => railTransfers('a', batch.id)))).flat();
+    expect(transfers.reduce((sum, transfer) => sum + cents(transfer.amount), 0)).toBe(totalNet);
+    expect(refundedShown).toMatchObject({ status: 'refunded', settlementStatus: 'paid' });
+  }, TEST_TIMEOUT_MS);
+
+  it('makes no batch while a client`s waiting reversals exceed its waiting sales (GET /balances shows what it owes), and deducts them from the first batch whose sales cover them (a payout is never negative)', async () => {
     const { partner, clientIds } = await freshPartner();
     const payee = { partnerId: partner.partnerId, clientId: clientIds[0] as string };
     const big = await transactionIn(suite.api, payee, { amountMinor: 100_000, currency: 'USD' });
     const [batch] = (await run(partner)).body.batches;
     expect((await pay(partner, batch.id)).status).toBe(200);
     await refund(suite.api, big);
-    await transactionIn(suite.api, payee, { amountMinor: 1_000, currency: 'USD' });
+    const smallTx = await transactionIn(suite.api, payee, { amountMinor: 1_000, currency: 'USD' });
 
     const small = await run(partner);
-    await transactionIn(suite.api, payee, { amountMinor: 200_000, currency: 'USD' });
+    const owing = await balancesOf(partner, payee.clientId);
+    const smallShown = (await readTx(partner, smallTx)).body;
+    const largeTx = await transactionIn(suite.api, payee, { amountMinor: 200_000, currency: 'USD' });
     const large = await run(partner);
 
-    expect(small.body.batches[0].adjustments).toEqual([]);
-    expect(small.body.batches[0].totalNet).toBeGreaterThan(0);
-    expect(large.body.batches[0].adjustments).toEqual([expect.objectContaining({ svcTxId: big.svcTxId, type: 'refund', gross: -1000 })]);
-    expect(large.body.batches[0].totalNet).toBeGreaterThan(0);
-    expect(large.body.batches[0].totalGross).toBe(1000);
+    const bigShown = (await readTx(partner, big)).body;
+    const largeShown = (await readTx(partner, largeTx)).body;
+    // The merchant owes: no batch, the small sale waits
+    expect(small.status).toBe(200);
+    expect(small.body).toEqual({ created_batches: 0, batches: [] });
+    expect(smallShown.settlementStatus).toBe('unsettled');
+    expect(owing).toEqual([
+      expect.objectContaining({
+        client_id: payee.clientId,
+        currency: 'USD',
+        unsettled_net: smallShown.netAmount,
+        waiting_reversals: bigShown.netAmount,
+        owed: (cents(bigShown.netAmount) - cents(smallShown.netAmount)) / 100,
+        next_payout_estimate: 0,
+      }),
+    ]);
+    // The large sale covers it: one batch of both sales and the refund
+    expect(large.body.created_batches).toBe(1);
+    const [settled] = large.body.batches;
+    expect(settled.transactionIds.sort()).toEqual([smallTx.svcTxId, largeTx.svcTxId].sort());
+    expect(settled.adjustments).toEqual([reversalOf(bigShown, 'refund')]);
+    expect(settled.adjustments[0].gross).toBe(-1000);
+    expect(settled.totalGross).toBe(1010);
+    expect(cents(settled.totalNet)).toBe(cents(smallShown.netAmount) + cents(largeShown.netAmount) - cents(bigShown.netAmount));
+    expect(settled.totalNet).toBeGreaterThan(0);
+    const paid = await pay(partner, settled.id);
+    expect(paid.status).toBe(200);
+    expect(await railTransfers('a', settled.id)).toEqual([expect.objectContaining({ amount: settled.totalNet, status: 'paid' })]);
+    expect(await balancesOf(partner, payee.clientId)).toEqual([]);
   }, TEST_TIMEOUT_MS);
 });
 

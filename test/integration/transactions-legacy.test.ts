@@ -5,6 +5,7 @@ import Stripe from 'stripe';
 import { config } from '../../lib/config';
 import { currencyCode } from '../../lib/domain/money';
 import { usePartnerSuite } from '../support/api';
+import { NO_REVERSALS } from '../../lib/domain/ledger';
 
 const sandboxUrl = new URL(config.PROCESSOR_API_BASE ?? '');
 const stripe = new Stripe(config.PROCESSOR_SECRET_KEY ?? '', { host: sandboxUrl.hostname, port: Number(sandboxUrl.port), protocol: 'http' });
@@ -207,7 +208,7 @@ describe('crash safety of initialize', () => {
       createTransaction({
         id: `txn_${randomUUID()}`, svcTxId: `svc_tx_${randomUUID().replace(/-/g, '').slice(0, 24)}`, partnerId, partnerName: 'P',
         clientId, clientName: 'C', partnerReference: 'race', processorPaymentIntentId: null, amountMinor: 100, currency: currencyCode('USD'),
-        status: 'initialized', settlementStatus: 'unsettled', fees: null, receiptEmail: null, statementDescriptorSuffix: null, meta: null, createdAt: now, updatedAt: now,
+        status: 'initialized', settlementStatus: 'unsettled', fees: null, reversals: NO_REVERSALS, revision: 0, receiptEmail: null, statementDescriptorSuffix: null, meta: null, createdAt: now, updatedAt: now,
       });
     const payee = async () => {
       const partner = await suite.api.createPartner();

@@ -67,9 +67,12 @@ describe('GET /transactions', () => {
         'id', 'svcTxId', 'partnerId', 'partnerName', 'clientId', 'clientName', 'partnerReference', 'processorPaymentIntentId',
         'amount', 'currency', 'status', 'processorFeePercent', 'partnerFeePercent', 'partnerPayoutPercent', 'svcEarningPercent',
         'svcEarningAmount', 'processorFee', 'platformFee', 'netAmount', 'settlementStatus', 'createdAt', 'updatedAt', 'meta',
+        // decisions.md §5a: what was refunded and disputed, and the dispute's status
+        'refundedAmount', 'disputedAmount', 'disputeStatus',
       ].sort(),
     );
     expect(page.body.items[0]).toMatchObject({ svcTxId: created[4]?.svcTxId, amount: 14, currency: 'GBP', partnerId: a.partnerId });
+    expect(page.body.items[0]).toMatchObject({ refundedAmount: 0, disputedAmount: 0, disputeStatus: null });
   });
 
   it('filters by status, client_id and partner_reference, paging within the filter', async () => {

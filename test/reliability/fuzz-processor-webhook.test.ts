@@ -4,20 +4,28 @@
  * `Stripe-Signature` or both. Each run makes a real checkout (a pending transaction linked to a sandbox intent)
  * and sends it a sequence of arbitrary events: any type (the mapped ones most of the time), fresh, reused or odd
  * event ids, objects of the right or wrong shape naming its intent, an earlier run's, an unknown one or none, with
- * exact, other or missing money and refund flags, odd metadata, and envelopes that are not events at all.
+ * exact, other or missing money, full, partial or odd refunds, disputes of all or part of the payment, opened or
+ * closed, with or without a fee, odd metadata, and envelopes that are not events at all.
  *
- * Properties, after every event, for every transaction it could touch (decisions.md §5):
+ * The oracle is a model of decisions.md §5 and §5a written out in the suite (`reliability-lifecycle.ts`: the
+ * lifecycle, the facts merged in any order, the partner events and the ledger entries they call for) fed by the
+ * suite's own reading of each event's bytes (`readEvent`). Properties, after every event, for every transaction it
+ * could touch:
  *   1. never a 5xx; a non-2xx is the spec's `{ error, code }`, never a signature refusal (the signature is valid);
- *      a 2xx is `{ received, svc_tx_id, status }` (the transaction's status now) or
- *      `{ message: "Ignored event type <type>" }`;
- *   2. the status only moves along the allowed lifecycle, one step, by an event of the type mapped to the new
- *      status, whose id never moved anything before ("each processor event id is processed once");
+ *      the answer is the one the reading calls for: 200 `{ received, svc_tx_id, status }` (the transaction's status
+ *      now) for an event about one of ours, 200 `{ message: "Ignored event type <type>" }` for an unmapped type,
+ *      400 MISSING_INTENT_ID, 404 PAYMENT_INTENT_NOT_FOUND, 400 INVALID_WEBHOOK_JSON;
+ *   2. the transaction is exactly what the model says after the events applied so far: its status (moving only
+ *      along the allowed lifecycle; a refund or dispute before the success is recorded and takes effect with it),
+ *      `refundedAmount`, `disputedAmount`, `disputeStatus`; each processor event id is applied once, and an event
+ *      whose money cannot be the transaction's changes nothing;
  *   3. amount, currency, reference, client, meta and creation time never change; fees are set once (on the move
  *      to succeeded) and never change afterwards;
- *   4. every move emitted exactly one partner event, none without a move: one delivery per move to the endpoint
- *      subscribed to all five events, each with its own event id;
- *   5. an event the processor would send for an allowed move (exact money, fresh id) moves it; one whose money is
- *      not the transaction's, or a partial refund, moves nothing.
+ *   4. the partner events are exactly the model's: one per status move, `transaction_partially_refunded` (with the
+ *      cumulative `refunded_amount`) and `transaction_dispute_closed` (with `dispute_status`) where they are due,
+ *      one delivery each to the endpoint subscribed to all seven, each with its own event id;
+ *   5. the ledger entries after the sale are exactly the model's, to the minor unit: each refund step, dispute,
+ *      dispute fee and reinstatement once, proportional to the payment's split, all waiting for settlement.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac, randomUUID } from 'node:crypto';
@@ -26,8 +34,9 @@ import { signatureHeader } from '../../infra/local/processor-sandbox-events';
 import { TestApi, type PartnerCredentials } from '../support/api';
 import { answerProblem, assertThat, fuzzParameters, send, type Answer } from '../support/fuzz-http';
 import { showBytes } from '../support/fuzz-json';
-import { ALLOWED_MOVES, eventPlan, renderEvent, STATUS_OF_TYPE, type EventPlan, type Followed, type RenderedEvent } from '../support/fuzz-processor-events';
-import { deliveriesOf, webhookSecret } from '../support/processor-events';
+import { eventPlan, renderEvent, type EventPlan, type Followed, type RenderedEvent } from '../support/fuzz-processor-events';
+import { deliveriesOf, entriesOf, webhookSecret } from '../support/processor-events';
+import { applyEvent, entriesFor, newPayment, type Notice, type Payment } from '../support/reliability-lifecycle';
 
 let api: TestApi;
 let partner: PartnerCredentials;
@@ -41,7 +50,15 @@ beforeAll(async () => {
   const endpoint = await api.admin('POST', `/admin/partners/${partner.partnerId}/webhook-endpoints`, {
     name: 'fuzz: every event',
     url: 'https://partner.example/webhooks/fuzz',
-    events: ['transaction_succeeded', 'transaction_failed', 'transaction_abandoned', 'transaction_refunded', 'transaction_chargeback'],
+    events: [
+      'transaction_succeeded',
+      'transaction_failed',
+      'transaction_abandoned',
+      'transaction_refunded',
+      'transaction_chargeback',
+      'transaction_partially_refunded',
+      'transaction_dispute_closed',
+    ],
   });
   if (endpoint.status !== 201) throw new Error(`endpoint not created: ${JSON.stringify(endpoint.body)}`);
 }, 60_000);
@@ -49,26 +66,27 @@ afterAll(() => api.close());
 
 /** Checkouts of every kind of amount: two-decimal, zero-decimal, three-decimal, and ISK (two decimals at Stripe). */
 const MONEY = [
-  { amount: 49.99, currency: 'USD', stripeAmount: 4999 },
-  { amount: 5000, currency: 'JPY', stripeAmount: 5000 },
-  { amount: 1.23, currency: 'KWD', stripeAmount: 1230 },
-  { amount: 10, currency: 'EUR', stripeAmount: 1000 },
-  { amount: 500, currency: 'ISK', stripeAmount: 50_000 },
+  { amount: 49.99, currency: 'USD', stripeAmount: 4999, exponent: 2, stripeScale: 1 },
+  { amount: 5000, currency: 'JPY', stripeAmount: 5000, exponent: 0, stripeScale: 1 },
+  { amount: 1.23, currency: 'KWD', stripeAmount: 1230, exponent: 3, stripeScale: 1 },
+  { amount: 10, currency: 'EUR', stripeAmount: 1000, exponent: 2, stripeScale: 1 },
+  { amount: 500, currency: 'ISK', stripeAmount: 50_000, exponent: 0, stripeScale: 100 },
 ] as const;
 
-/** What the suite knows of a transaction: what must never change, and the moves it saw. */
+/** What the suite knows of a transaction: what must never change, the model of its payment, and its partner events. */
 interface Model extends Followed {
+  exponent: number;
   fixed: string;
-  status: string;
   fees: string | null;
-  moves: string[];
+  payment: Payment;
+  notices: Notice[];
 }
 
 const models = new Map<string, Model>();
-/** Event ids sent so far (a `reuse` picks among them), and those that moved a transaction. */
+/** Event ids sent so far (a `reuse` picks among them), and those applied to a transaction (each is applied once). */
 const sentIds: string[] = [];
-const movingIds = new Set<string>();
-const stats = { runs: 0, events: 0, moves: 0, canonical: 0, statuses: new Map<string, number>() };
+const appliedIds = new Set<string>();
+const stats = { runs: 0, events: 0, moves: 0, canonical: 0, reversals: 0, beforeSuccess: 0, partiallyRefunded: 0, disputesClosed: 0, entries: 0, statuses: new Map<string, number>() };
 
 const FEE_FIELDS = ['processorFeePercent', 'partnerFeePercent', 'partnerPayoutPercent', 'svcEarningPercent', 'svcEarningAmount', 'processorFee', 'platformFee', 'netAmount'];
 const FIXED_FIELDS = ['svcTxId', 'partnerId', 'clientId', 'partnerReference', 'processorPaymentIntentId', 'amount', 'currency', 'meta', 'createdAt'];
@@ -91,10 +109,13 @@ async function checkout(money: (typeof MONEY)[number]): Promise<Model> {
     intentId: response.body.processor_payment_intent_id,
     currency: money.currency,
     stripeAmount: money.stripeAmount,
+    stripeScale: money.stripeScale,
+    disputes: [],
+    exponent: money.exponent,
     fixed: pick(read, FIXED_FIELDS),
-    status: read.status,
     fees: null,
-    moves: [],
+    payment: newPayment(money.stripeAmount / money.stripeScale, read.status),
+    notices: [],
   };
   models.set(model.svcTxId, model);
   return model;
@@ -115,48 +136,103 @@ async function post(event: RenderedEvent, plan: EventPlan): Promise<Answer> {
   return send(`${api.baseUrl}/webhooks/processor`, { method: 'POST', headers, body: event.bytes });
 }
 
-/** Properties 2-5 for one transaction after one event; updates its model. */
-async function checkTransaction(model: Model, event: RenderedEvent, answer: Answer, context: () => string): Promise<void> {
-  const read = (await api.read(partner, `/transactions/${model.svcTxId}`)).body as Record<string, unknown>;
-  const status = String(read.status);
-  const fees = read.netAmount === null ? null : pick(read, FEE_FIELDS);
-  const named = event.names?.svcTxId === model.svcTxId;
+/**
+ * The model after `event`: what it says applied to the transaction it is about, unless its id was applied before
+ * (a processed event is never applied again). Returns the transaction it changed, if any.
+ */
+function applyToModel(event: RenderedEvent): Model | undefined {
+  const reading = event.reading;
+  if (reading?.kind !== 'about' || reading.said === null || appliedIds.has(reading.eventId)) return undefined;
+  const model = models.get(reading.followed.svcTxId)!;
+  const applied = applyEvent(model.payment, reading.said);
+  if (applied === undefined) return undefined;
+  appliedIds.add(reading.eventId);
+  if (applied.payment.status !== model.payment.status) stats.moves++;
+  if (reading.said.kind !== 'outcome') stats.reversals++;
+  if (reading.said.kind !== 'outcome' && !model.payment.split) stats.beforeSuccess++;
+  stats.partiallyRefunded += applied.notices.filter((notice) => notice.event === 'transaction_partially_refunded').length;
+  stats.disputesClosed += applied.notices.filter((notice) => notice.event === 'transaction_dispute_closed').length;
+  model.payment = applied.payment;
+  model.notices.push(...applied.notices);
+  return model;
+}
 
+/** Property 1's answer for what the event reads as (the generic rules are checked for every answer). */
+function answerProblemFor(event: RenderedEvent, answer: Answer): string | undefined {
+  const reading = event.reading;
+  const expected = (status: number, code: string) => (answer.status === status && answer.json?.code === code ? undefined : `answered ${answer.status} ${answer.text.slice(0, 200)}, not ${status} ${code}`);
+  switch (reading?.kind) {
+    case undefined:
+      return undefined;
+    case 'invalid':
+      return expected(400, 'INVALID_WEBHOOK_JSON');
+    case 'no-intent':
+      return expected(400, 'MISSING_INTENT_ID');
+    case 'unknown-intent':
+      return expected(404, 'PAYMENT_INTENT_NOT_FOUND');
+    case 'ignored':
+      return answer.status === 200 && answer.json?.message === `Ignored event type ${event.type}` ? undefined : `answered ${answer.status} ${answer.text.slice(0, 200)} to an unmapped type`;
+    case 'about':
+      return answer.status === 200 && answer.json?.received === true && answer.json.svc_tx_id === reading.followed.svcTxId && answer.json.status === models.get(reading.followed.svcTxId)?.payment.status
+        ? undefined
+        : `answered ${answer.status} ${answer.text.slice(0, 200)} about ${reading.followed.svcTxId}, now ${models.get(reading.followed.svcTxId)?.payment.status}`;
+  }
+}
+
+const minorOf = (major: unknown, exponent: number) => (typeof major === 'number' ? Math.round(major * 10 ** exponent) : NaN);
+const noticeKey = (notice: { event: unknown; status: unknown; refunded?: unknown; dispute?: unknown }) => JSON.stringify([notice.event, notice.status, notice.refunded ?? null, notice.dispute ?? null]);
+
+/** Properties 2-5 for one transaction, against its model (already updated by the event). */
+async function checkTransaction(model: Model, context: () => string): Promise<void> {
+  const read = (await api.read(partner, `/transactions/${model.svcTxId}`)).body as Record<string, unknown>;
+  const fees = read.netAmount === null ? null : pick(read, FEE_FIELDS);
+  const { payment } = model;
+
+  // 2. Status and facts as the model has them.
+  const shown = { status: read.status, refunded: minorOf(read.refundedAmount, model.exponent), disputed: minorOf(read.disputedAmount, model.exponent), disputeStatus: read.disputeStatus };
+  const expected = {
+    status: payment.status,
+    refunded: payment.refundedMinor,
+    disputed: payment.disputes.reduce((sum, dispute) => sum + dispute.amountMinor, 0),
+    disputeStatus: payment.disputes.at(-1)?.status ?? null,
+  };
+  assertThat(JSON.stringify(shown) === JSON.stringify(expected), () => `${context()}: the transaction is ${JSON.stringify(shown)}, the model says ${JSON.stringify(expected)}`);
+
+  // 3. Fixed fields; fees exactly when the payment succeeded once, set once.
   assertThat(pick(read, FIXED_FIELDS) === model.fixed, () => `${context()}: the transaction's fixed fields changed: ${model.fixed} -> ${pick(read, FIXED_FIELDS)}`);
-  if (status !== model.status) {
-    assertThat(ALLOWED_MOVES[model.status]?.includes(status) === true, () => `${context()}: moved ${model.status} -> ${status}, not an allowed move`);
-    assertThat(named, () => `${context()}: moved ${model.status} -> ${status} by an event that does not name it`);
-    assertThat(STATUS_OF_TYPE[event.type] === status, () => `${context()}: moved to ${status} by an event of type ${JSON.stringify(event.type)}`);
-    assertThat(typeof event.id === 'string' && !movingIds.has(event.id), () => `${context()}: moved by event id ${JSON.stringify(event.id)}, which ${typeof event.id === 'string' ? 'had moved a transaction already' : 'is not a string'}`);
-    assertThat(event.mustNotMove === undefined, () => `${context()}: moved ${model.status} -> ${status} though ${event.mustNotMove}`);
-  } else if (named && event.canonical && ALLOWED_MOVES[model.status]?.includes(STATUS_OF_TYPE[event.type] ?? '') && typeof event.id === 'string' && !sentIds.slice(0, -1).includes(event.id)) {
-    assertThat(false, () => `${context()}: a valid ${event.type} with a fresh id did not move ${model.status} -> ${STATUS_OF_TYPE[event.type]} (answer ${answer.status} ${answer.text.slice(0, 200)})`);
-  }
-  // Fees: computed once, on the move to succeeded, and never changed afterwards.
-  if (model.fees === null) assertThat(fees === null || (status === 'succeeded' && model.status !== 'succeeded'), () => `${context()}: fees appeared without a move to succeeded (${model.status} -> ${status})`);
-  else assertThat(fees === model.fees, () => `${context()}: fees changed ${model.fees} -> ${fees}`);
-  if (status !== model.status) {
-    model.moves.push(status);
-    if (typeof event.id === 'string') movingIds.add(event.id);
-    stats.moves++;
-  }
-  model.status = status;
+  assertThat((fees !== null) === payment.split, () => `${context()}: fee fields ${fees} while the model ${payment.split ? 'has' : 'has no'} split`);
+  if (model.fees !== null) assertThat(fees === model.fees, () => `${context()}: fees changed ${model.fees} -> ${fees}`);
   model.fees = fees;
 
-  // A 200 about this transaction names it and its status now.
-  if (answer.status === 200 && answer.json?.received === true && answer.json.svc_tx_id === model.svcTxId) {
-    assertThat(answer.json.status === status, () => `${context()}: answered status ${answer.json.status}, the transaction is ${status}`);
-  }
-  // One partner event per move, none otherwise.
+  // 4. The partner events, each once, with its own id and the ledger's extra field.
   const deliveries = await deliveriesOf(partner.partnerId, model.svcTxId);
-  const delivered = deliveries.map((delivery) => delivery.event).sort();
-  const expected = model.moves.map((moved) => `transaction_${moved}`).sort();
-  assertThat(JSON.stringify(delivered) === JSON.stringify(expected), () => `${context()}: partner events ${JSON.stringify(delivered)} for moves ${JSON.stringify(model.moves)}`);
+  const delivered = deliveries
+    .map((delivery) => {
+      const body = JSON.parse(delivery.payload) as Record<string, unknown>;
+      assertThat(body.event === delivery.event && body.svc_tx_id === model.svcTxId && body.partner_id === partner.partnerId, () => `${context()}: delivery ${delivery.id} carries ${delivery.payload}`);
+      return noticeKey({ event: body.event, status: body.status, refunded: body.refunded_amount === undefined ? undefined : minorOf(body.refunded_amount, model.exponent), dispute: body.dispute_status });
+    })
+    .sort();
+  const due = model.notices.map((notice) => noticeKey({ event: notice.event, status: notice.status, refunded: notice.refundedMinor, dispute: notice.disputeStatus })).sort();
+  assertThat(JSON.stringify(delivered) === JSON.stringify(due), () => `${context()}: partner events ${JSON.stringify(delivered)}, the model's ${JSON.stringify(due)}`);
   assertThat(new Set(deliveries.map((delivery) => delivery.eventId)).size === deliveries.length, () => `${context()}: two deliveries share a partner event id`);
+
+  // 5. The ledger entries after the sale, to the minor unit, all waiting for settlement.
+  const entries = (await entriesOf(model.svcTxId))
+    .map((item) => {
+      assertThat(item.entity === 'ledgerEntry' && item.svcTxId === model.svcTxId && item.settlementStatus === 'unsettled' && item.gsi3pk === `SETTLE#${partner.partnerId}`, () => `${context()}: entry ${JSON.stringify(item)}`);
+      const { key, type, grossMinor, processorFeeMinor, platformFeeMinor, svcEarningMinor, netMinor } = item;
+      return JSON.stringify({ key, type, grossMinor, processorFeeMinor, platformFeeMinor, svcEarningMinor, netMinor });
+    })
+    .sort();
+  const split = { processorFeeMinor: minorOf(read.processorFee, model.exponent), platformFeeMinor: minorOf(read.platformFee, model.exponent), svcEarningMinor: minorOf(read.svcEarningAmount, model.exponent) };
+  const owed = entriesFor(payment, split).map((entry) => JSON.stringify(entry)).sort();
+  assertThat(JSON.stringify(entries) === JSON.stringify(owed), () => `${context()}: entries ${JSON.stringify(entries)}, the model's ${JSON.stringify(owed)} (split ${JSON.stringify(split)})`);
+  stats.entries = Math.max(stats.entries, entries.length);
 }
 
 describe('fuzz POST /webhooks/processor (valid signatures)', () => {
-  it('arbitrary signed events: never a 5xx, only allowed moves by their own event, fixed amounts, one partner event per move', async () => {
+  it('arbitrary signed events: never a 5xx; status, refunds, disputes, partner events and ledger entries exactly as the model of §5 and §5a says; fixed amounts', async () => {
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...MONEY), fc.array(eventPlan, { minLength: 1, maxLength: 8 }), async (money, plans) => {
         stats.runs++;
@@ -180,13 +256,18 @@ describe('fuzz POST /webhooks/processor (valid signatures)', () => {
             const keys = Object.keys(answer.json ?? {}).sort().join(',');
             assertThat(keys === 'received,status,svc_tx_id' || (keys === 'message' && answer.json.message === `Ignored event type ${event.type}`) || (keys === 'message' && plan.envelope === 'arbitrary'), () => `${context()}: a 200 of another shape: ${answer.text.slice(0, 200)}`);
           }
-          // Every transaction the event could have touched: the run's, and the earlier one it names.
+          // The model, then the answer the reading calls for.
+          const changed = applyToModel(event);
+          const wrongAnswer = answerProblemFor(event, answer);
+          assertThat(wrongAnswer === undefined, () => `${context()}: ${wrongAnswer}`);
+          // Every transaction the event could have touched: the run's, the earlier one it names, the one it is about.
           const touched = new Set([run.svcTxId, ...(event.names === undefined ? [] : [event.names.svcTxId])]);
+          if (changed !== undefined) touched.add(changed.svcTxId);
           if (answer.json?.svc_tx_id !== undefined) {
             assertThat(models.has(String(answer.json.svc_tx_id)), () => `${context()}: answered about ${answer.json.svc_tx_id}, which it does not name`);
             touched.add(String(answer.json.svc_tx_id));
           }
-          for (const svcTxId of touched) await checkTransaction(models.get(svcTxId)!, event, answer, context);
+          for (const svcTxId of touched) await checkTransaction(models.get(svcTxId)!, context);
         }
       }),
       fuzzParameters('processor webhook events', 30),
@@ -197,5 +278,8 @@ describe('fuzz POST /webhooks/processor (valid signatures)', () => {
     console.log('fuzz processor webhook:', JSON.stringify({ ...stats, statuses: Object.fromEntries(stats.statuses) }));
     expect(stats.moves).toBeGreaterThan(0);
     expect(stats.canonical).toBeGreaterThan(0);
+    expect(stats.reversals).toBeGreaterThan(0);
+    expect(stats.beforeSuccess).toBeGreaterThan(0);
+    expect(stats.entries).toBeGreaterThan(0);
   });
 });

@@ -123,7 +123,8 @@ const SCENARIOS: Scenario[] = [
     name: 'a refund racing a dispute after the success',
     before: ['succeeded'],
     storm: [{ kind: 'refunded', copies: 3 }, { kind: 'disputed', copies: 3 }],
-    paths: [['succeeded', 'refunded'], ['succeeded', 'chargeback']],
+    // A dispute wins over a refund in full, whichever comes first: always chargeback, through refunded or not.
+    paths: [['succeeded', 'chargeback'], ['succeeded', 'refunded', 'chargeback']],
   },
   { name: 'a partial refund after the success', before: ['succeeded'], storm: [{ kind: 'partiallyRefunded', copies: 3 }], paths: [['succeeded']] },
   { name: 'a success of another amount', storm: [{ kind: 'succeededOtherAmount', copies: 3 }], paths: [[]] },

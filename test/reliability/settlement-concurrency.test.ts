@@ -1,9 +1,10 @@
 /**
  * Issue 11, settlement under concurrency (docs/settlement.md; decisions.md §7): runs started at once from every
  * entry point (POST /settlements/run with a partner key, with a platform key, narrowed to a client, and the
- * scheduled function) put every eligible transaction in exactly one batch and nothing else in any; refunds and
- * chargebacks racing runs either keep their payment out of every batch or become one deduction later, so the
- * merchant is paid exactly the net of what it kept; pays started at once, many per batch and for every batch
+ * scheduled function) put every eligible transaction in exactly one batch and every waiting ledger entry in exactly one
+ * batch, and nothing else in any; refunds and chargebacks racing runs are ledger entries (decisions.md §5a) that
+ * each batch settles once, beside their sale or in a later batch, and a client whose reversals exceed what waits
+ * gets no batch (it owes), so the merchant is paid exactly the net of what it kept; pays started at once, many per batch and for every batch
  * together, with one rail failing under them, make exactly one paid transfer per batch, on its own rail.
  *
  * The rails are a sandbox of this file's own, so the rail failure it injects (`fail-next`) cannot be consumed by
@@ -84,8 +85,16 @@ async function listAll(key: Pick<Credentials, 'apiKey'>, path: string): Promise<
 
 const minor = (major: number, currency: string) => Math.round(major * 10 ** (currency === 'JPY' ? 0 : 2));
 
+/** A batch line as the API lists it: a sale it pays (`transactionIds`), or another entry (`adjustments`). */
+type Line = { svcTxId: string; type: string; net: number; gross: number };
+/** Every line of a batch: its transactions' sales, then its other entries (decisions.md §5a). */
+const linesOf = (batch: Record<string, any>, shown: Map<string, Record<string, any>>): Line[] => [
+  ...(batch.transactionIds as string[]).map((svcTxId) => ({ svcTxId, type: 'transaction', net: shown.get(svcTxId)?.netAmount, gross: shown.get(svcTxId)?.amount })),
+  ...(batch.adjustments as Line[]),
+];
+
 describe('concurrent settlement runs', () => {
-  it('HTTP runs (partner key, platform key, one client) and scheduled runs at once: every eligible transaction in exactly one batch, nothing else in any', async () => {
+  it('HTTP runs (partner key, platform key, one client) and scheduled runs at once: every eligible transaction in exactly one batch, each payment refunded before them settled once as its sale and its refund, nothing else in any', async () => {
     // Arrange: one partner, two clients, four currencies over both rails; one group larger than a batch (99)
     const partner = await suite.api.createPartner();
     const platform = await suite.api.createPlatformKey();
@@ -104,11 +113,12 @@ describe('concurrent settlement runs', () => {
     const payee2 = { partnerId: partner.partnerId, clientId: c2 };
     const refunded = [await transactionIn(suite.api, payee2, { amountMinor: 700, currency: 'EUR' }), await transactionIn(suite.api, payee1, { amountMinor: 701, currency: 'USD' })];
     for (const tx of refunded) await refund(suite.api, tx);
+    // Refunded before any run: in no batch's transactionIds, but their sale and refund entries (net 0) wait, each to be
+    // settled once (decisions.md §5a)
     const ineligible: Transaction[] = [
       await transactionIn(suite.api, payee1, { amountMinor: 800, currency: 'USD' }, { status: 'pending' }),
       await transactionIn(suite.api, payee1, { amountMinor: 801, currency: 'USD' }, { status: 'failed' }),
       await transactionIn(suite.api, payee2, { amountMinor: 802, currency: 'EUR' }, { createdAt: new Date().toISOString() }),
-      ...refunded,
     ];
     // Four scheduled runs that all read every waiting transaction before any writes a batch: each plans the same
     // batches, so all but one lose every line of each and must find that out (none of them may double-book a line).
@@ -142,20 +152,33 @@ describe('concurrent settlement runs', () => {
     expect(answered.every((batch) => listedIds.has(batch.id))).toBe(true);
     expect(new Set(answered.map((batch) => batch.id)).size).toBe(answered.length);
 
-    // Assert: each eligible transaction in exactly one batch, of its own client and currency, and nothing else
+    // Assert: each eligible transaction in exactly one batch's transactionIds, of its own client and currency
     const placed: string[] = listed.flatMap((batch) => batch.transactionIds);
     expect(placed).toHaveLength(eligible.length);
     expect(new Set(placed)).toEqual(new Set(eligible.map((tx) => tx.svcTxId)));
-    const byId = new Map(eligible.map((tx) => [tx.svcTxId, tx]));
-    for (const batch of listed) {
-      expect(batch.transactionIds.length).toBeLessThanOrEqual(99);
-      const lines = batch.transactionIds.map((id: string) => byId.get(id)!);
-      expect(lines.every((tx: Transaction) => tx.clientId === batch.clientId && tx.currency === batch.currency)).toBe(true);
-      expect(minor(batch.totalGross, batch.currency)).toBe(lines.reduce((sum: number, tx: Transaction) => sum + tx.amountMinor, 0));
-      expect(batch).toMatchObject({ partnerId: partner.partnerId, status: 'pending', adjustments: [] });
-    }
+    const byId = new Map([...eligible, ...refunded].map((tx) => [tx.svcTxId, tx]));
     const shown = new Map((await listAll(partner, '/transactions')).map((tx) => [tx.svcTxId as string, tx]));
+    for (const batch of listed) {
+      const lines = linesOf(batch, shown);
+      expect(lines.length).toBeLessThanOrEqual(99);
+      expect(lines.every((line) => byId.get(line.svcTxId)?.clientId === batch.clientId && byId.get(line.svcTxId)?.currency === batch.currency)).toBe(true);
+      // The totals are the lines' exact sums; the refunded payments' entries add nothing to them (net and gross 0 each)
+      const transactions = batch.transactionIds.map((id: string) => byId.get(id)!);
+      expect(minor(batch.totalGross, batch.currency)).toBe(transactions.reduce((sum: number, tx: Transaction) => sum + tx.amountMinor, 0));
+      expect(minor(batch.totalGross, batch.currency)).toBe(lines.reduce((sum, line) => sum + minor(line.gross, batch.currency), 0));
+      expect(minor(batch.totalNet, batch.currency)).toBe(lines.reduce((sum, line) => sum + minor(line.net, batch.currency), 0));
+      expect(batch).toMatchObject({ partnerId: partner.partnerId, status: 'pending' });
+    }
+    // Assert: nothing else in any batch: besides the sales they pay, exactly each refunded payment's sale and refund, once
+    const adjustments = listed.flatMap((batch) => batch.adjustments as Line[]).map(({ svcTxId, type, gross }) => ({ svcTxId, type, gross }));
+    const refundedEntries = refunded.flatMap((tx) => [
+      { svcTxId: tx.svcTxId, type: 'transaction', gross: tx.amountMinor / 100 },
+      { svcTxId: tx.svcTxId, type: 'refund', gross: -tx.amountMinor / 100 },
+    ]);
+    const order = (a: { svcTxId: string; type: string }, b: { svcTxId: string; type: string }) => `${a.svcTxId}${a.type}`.localeCompare(`${b.svcTxId}${b.type}`);
+    expect(adjustments.sort(order)).toEqual(refundedEntries.sort(order));
     for (const tx of eligible) expect(shown.get(tx.svcTxId)?.settlementStatus).toBe('queued');
+    for (const tx of refunded) expect(shown.get(tx.svcTxId)).toMatchObject({ status: 'refunded', settlementStatus: 'queued' });
     for (const tx of ineligible) expect(shown.get(tx.svcTxId)?.settlementStatus).toBe('unsettled');
     console.log(
       `concurrent settlement runs: ${listed.length} batches of ${eligible.length} transactions, made by the HTTP runs ` +
@@ -165,7 +188,7 @@ describe('concurrent settlement runs', () => {
 });
 
 describe('refunds and chargebacks racing concurrent runs', () => {
-  it('each reversed payment is either left out of every batch or batched once and deducted once later: what the merchant is paid is exactly the net of what it kept', async () => {
+  it('each reversed payment`s sale and reversal entry are settled once each, beside each other or the reversal in a later batch; a client owing gets no batch: what the merchant is paid is exactly the net of what it kept', async () => {
     // Arrange: 30 succeeded payments of one client; 10 will be refunded and 5 charged back: before, during and after 3 runs
     const partner = await suite.api.createPartner();
     const clientId = await suite.api.createClient(partner);
@@ -189,38 +212,66 @@ describe('refunds and chargebacks racing concurrent runs', () => {
       }),
     ]);
     for (const tx of after) await reverse(tx);
-    expect((await run(partner)).status).toBe(200);
+    const owingRun = await run(partner);
+    const balances = await suite.api.read(partner, `/balances?client_id=${clientId}`);
     const batched = await listAll(partner, '/settlements');
     const shown = new Map((await listAll(partner, '/transactions')).map((tx) => [tx.svcTxId as string, tx]));
 
-    // Assert: each payment in at most one batch; every kept one in exactly one; a reversed one queued only if batched
-    const placed: string[] = batched.flatMap((batch) => batch.transactionIds);
-    expect(placed).toHaveLength(new Set(placed).size);
+    // Assert: each payment's sale and each reversal entry in at most one batch; every kept one paid by exactly one
+    const lines = batched.flatMap((batch) => linesOf(batch, shown));
+    const ids = (type: (line: Line) => boolean) => lines.filter(type).map((line) => line.svcTxId);
+    const placedSales = ids((line) => line.type === 'transaction');
+    const placedReversals = ids((line) => line.type !== 'transaction');
+    const paidTransactions: string[] = batched.flatMap((batch) => batch.transactionIds);
+    expect(placedSales).toHaveLength(new Set(placedSales).size);
+    expect(placedReversals).toHaveLength(new Set(placedReversals).size);
+    for (const line of lines) expect(line.type === 'transaction' ? true : reversals.get(line.svcTxId) === line.type).toBe(true);
     for (const tx of transactions) {
       const reversal = reversals.get(tx.svcTxId);
       const read = shown.get(tx.svcTxId);
       expect(read?.status).toBe(reversal === undefined ? 'succeeded' : reversal === 'refund' ? 'refunded' : 'chargeback');
-      if (reversal === undefined) expect(placed).toContain(tx.svcTxId);
-      expect(read?.settlementStatus).toBe(placed.includes(tx.svcTxId) ? 'queued' : 'unsettled');
+      expect([read?.refundedAmount, read?.disputedAmount]).toEqual(reversal === 'refund' ? [read?.amount, 0] : reversal === 'chargeback' ? [0, read?.amount] : [0, 0]);
+      if (reversal === undefined) expect(paidTransactions).toContain(tx.svcTxId);
+      expect(read?.settlementStatus).toBe(placedSales.includes(tx.svcTxId) ? 'queued' : 'unsettled');
     }
-    for (const tx of before) expect(placed).not.toContain(tx.svcTxId);
-    for (const tx of after) expect(placed).toContain(tx.svcTxId);
-    expect(batched.every((batch) => batch.adjustments.length === 0)).toBe(true);
+    // Reversed before the runs: settled as entries beside their reversal (in no transactionIds); after: paid, their reversal waiting
+    for (const tx of before) expect([paidTransactions.includes(tx.svcTxId), placedSales.includes(tx.svcTxId), placedReversals.includes(tx.svcTxId)]).toEqual([false, true, true]);
+    for (const tx of after) expect([paidTransactions.includes(tx.svcTxId), placedReversals.includes(tx.svcTxId)]).toEqual([true, false]);
+    for (const batch of batched) expect(minor(batch.totalNet, 'EUR')).toBe(linesOf(batch, shown).reduce((sum, line) => sum + minor(line.net, 'EUR'), 0));
 
-    // Act: the batches paid; then a large payment, whose batch is the first that may deduct the reversals
-    for (const batch of batched) expect((await pay(partner, batch.id)).status).toBe(200);
+    // Assert: what waits is what no batch took; its reversals exceed its sales, so the last run made no batch and the merchant owes
+    const netOf = (svcTxId: string) => minor(shown.get(svcTxId)?.netAmount, 'EUR');
+    const waitingSales = transactions.filter((tx) => !placedSales.includes(tx.svcTxId)).reduce((sum, tx) => sum + netOf(tx.svcTxId), 0);
+    const waitingReversals = [...reversals.keys()].filter((svcTxId) => !placedReversals.includes(svcTxId)).reduce((sum, svcTxId) => sum + netOf(svcTxId), 0);
+    expect(waitingReversals).toBeGreaterThan(waitingSales);
+    expect(owingRun.status).toBe(200);
+    expect(owingRun.body).toEqual({ created_batches: 0, batches: [] });
+    expect(balances.body).toEqual({
+      items: [
+        expect.objectContaining({ client_id: clientId, currency: 'EUR', unsettled_net: waitingSales / 100, waiting_reversals: waitingReversals / 100, owed: (waitingReversals - waitingSales) / 100, next_payout_estimate: 0 }),
+      ],
+      next_cursor: null,
+    });
+
+    // Act: while the merchant owes, its batches are held (decisions.md §5a: no payout while it owes); then a large
+    // payment, whose batch is the first that may settle what waits; then every batch is paid
+    for (const batch of batched) expect(await pay(partner, batch.id)).toMatchObject({ status: 409, body: { code: 'CLIENT_OWES' } });
     const large = await transactionIn(suite.api, payee, { amountMinor: 100_000, currency: 'EUR' });
     const next = await run(partner);
     expect(next.body.created_batches).toBe(1);
     const [last] = next.body.batches as [Record<string, any>];
+    for (const batch of batched) expect((await pay(partner, batch.id)).status).toBe(200);
     expect((await pay(partner, last.id)).status).toBe(200);
 
-    // Assert: exactly the reversed payments that had been batched are deducted, each once, as what they were
-    const batchedReversals = [...reversals].filter(([svcTxId]) => placed.includes(svcTxId));
+    // Assert: the last batch pays the large payment and settles exactly what waited, each entry once, as what it was
     expect(last.transactionIds).toEqual([large.svcTxId]);
-    expect(last.adjustments.map((adjustment: { svcTxId: string; type: string }) => [adjustment.svcTxId, adjustment.type]).sort()).toEqual(batchedReversals.sort());
+    const waited = [
+      ...transactions.filter((tx) => !placedSales.includes(tx.svcTxId)).map((tx) => [tx.svcTxId, 'transaction']),
+      ...[...reversals].filter(([svcTxId]) => !placedReversals.includes(svcTxId)),
+    ];
+    expect(last.adjustments.map((adjustment: Line) => [adjustment.svcTxId, adjustment.type]).sort()).toEqual(waited.sort());
+    expect(await suite.api.read(partner, `/balances?client_id=${clientId}`)).toMatchObject({ status: 200, body: { items: [], next_cursor: null } });
     // Assert: money in = money out. Everything paid to the merchant (all batches, at the rail) is the net of the kept payments.
-    const netOf = (svcTxId: string) => minor(shown.get(svcTxId)?.netAmount ?? (svcTxId === large.svcTxId ? NaN : 0), 'EUR');
     const largeNet = minor((await suite.api.read(partner, `/transactions/${large.svcTxId}`)).body.netAmount, 'EUR');
     const kept = transactions.filter((tx) => !reversals.has(tx.svcTxId)).reduce((sum, tx) => sum + netOf(tx.svcTxId), largeNet);
     const paidOut = [...batched, last].reduce((sum, batch) => sum + minor(batch.totalNet, 'EUR'), 0);
@@ -228,8 +279,13 @@ describe('refunds and chargebacks racing concurrent runs', () => {
     const transfers = rails.transfers('rail-a').filter((transfer) => [...batched, last].some((batch) => batch.id === transfer.batch_id));
     expect(transfers.every((transfer) => transfer.status === 'paid')).toBe(true);
     expect(transfers.reduce((sum, transfer) => sum + minor(transfer.amount, 'EUR'), 0)).toBe(kept);
-    const racingBatched = racing.filter((tx) => placed.includes(tx.svcTxId)).length;
-    console.log(`refunds racing runs: of the 5 reversed during the runs, ${racingBatched} lost to a batch (deducted later) and ${5 - racingBatched} kept their payment out`);
+    const shownAfter = new Map((await listAll(partner, '/transactions')).map((tx) => [tx.svcTxId as string, tx]));
+    for (const tx of transactions) expect(shownAfter.get(tx.svcTxId)?.settlementStatus).toBe('paid');
+    const racingPaid = racing.filter((tx) => paidTransactions.includes(tx.svcTxId)).length;
+    console.log(
+      `refunds racing runs: of the 5 reversed during the runs, ${racingPaid} lost to a batch (deducted later) and ${5 - racingPaid} were settled as entries beside their reversal; ` +
+        `the merchant owed ${(waitingReversals - waitingSales) / 100} EUR before the large payment`,
+    );
   }, TEST_TIMEOUT_MS);
 });
 

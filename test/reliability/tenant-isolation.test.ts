@@ -40,10 +40,11 @@ const a = {} as {
   initialized: string;
   settled: string[];
   waiting: string;
+  waitingOther: string;
   batches: string[];
   endpointId: string;
   deliveryId: string;
-  cursors: { transactions: string; clients: string; settlements: string };
+  cursors: { transactions: string; clients: string; settlements: string; balances: string };
   metaMarker: string;
 };
 /**
@@ -96,12 +97,19 @@ beforeAll(async () => {
   const run = (await must('run', api.request('POST', '/settlements/run', { headers: { 'x-api-key': a.partner.apiKey } }), 200)) as { batches: Array<{ id: string }> };
   a.batches = run.batches.map((batch) => batch.id);
   a.waiting = (await transactionIn(api, payee, { amountMinor: 999, currency: 'EUR' })).svcTxId;
+  // A second waiting currency: A's balances have two pages at limit=1, so A has a balances cursor to try.
+  a.waitingOther = (await transactionIn(api, payee, { amountMinor: 777, currency: 'GBP' })).svcTxId;
   const refunded = await transactionIn(api, payee, { amountMinor: 555, currency: 'EUR' });
   await refund(api, refunded);
   const deliveries = (await must('deliveries', api.admin('GET', `/admin/partners/${a.partner.partnerId}/webhook-deliveries`), 200)) as { items: Array<{ id: string }> };
   a.deliveryId = deliveries.items[0]!.id;
   const cursor = async (path: string) => ((await must(path, api.read(a.partner, path), 200)) as { next_cursor: string }).next_cursor;
-  a.cursors = { transactions: await cursor('/transactions?limit=1'), clients: await cursor('/clients?limit=1'), settlements: await cursor('/settlements?limit=1') };
+  a.cursors = {
+    transactions: await cursor('/transactions?limit=1'),
+    clients: await cursor('/clients?limit=1'),
+    settlements: await cursor('/settlements?limit=1'),
+    balances: await cursor('/balances?limit=1'),
+  };
   // B: its own credentials; a client with A's shared client_id (a client_id is the partner's own namespace)
   b.partner = await api.createPartner();
   b.shared = (await must('client', api.signed(b.partner, '/clients', { client_id: a.shared, legal_name: 'B Shared Legal' }), 201) as { client_id: string }).client_id;
@@ -139,6 +147,7 @@ const markers = (): string[] => [
   a.initialized,
   ...a.settled,
   a.waiting,
+  a.waitingOther,
   ...a.batches,
   a.partner.keyId,
   a.endpointId,
@@ -186,6 +195,12 @@ function tailored(): Record<string, Array<{ label: string; path: string; body?: 
       { label: 'partner_id of A', path: `/settlements?partner_id=${a.partner.partnerId}`, expect: SCOPE },
       { label: 'A-only client_id', path: `/settlements?client_id=${a.only}`, expect: OWN },
       { label: 'A`s cursor', path: `/settlements?limit=1&cursor=${encodeURIComponent(a.cursors.settlements)}`, expect: CURSOR },
+    ],
+    'balances-list': [
+      { label: 'partner_id of A', path: `/balances?partner_id=${a.partner.partnerId}`, expect: SCOPE },
+      { label: 'A-only client_id (A has money waiting there)', path: `/balances?client_id=${a.only}`, expect: OWN },
+      { label: 'own', path: '/balances?limit=200', expect: OWN },
+      { label: 'A`s cursor', path: `/balances?limit=1&cursor=${encodeURIComponent(a.cursors.balances)}`, expect: CURSOR },
     ],
     'settlements-report': a.batches.map((id) => ({ label: 'A`s batch', path: `/settlements/${id}/report.csv`, expect: refused(404, 'BATCH_NOT_FOUND') })),
     'settlements-run': [

@@ -91,7 +91,8 @@ export async function useDeliveryWorld(name: string): Promise<DeliveryWorld> {
     await sandbox.close();
     await setupClient.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);
     setupClient.destroy();
-  });
+    // The API's graceful close alone may take its whole grace (10 s) when a client keeps a connection busy.
+  }, 30_000);
 
   return {
     processorWebhookSecret,

@@ -15,6 +15,7 @@ import { toDelivery } from '../../lib/store/deliveries';
 import { documentClient, tableName } from '../../lib/store/dynamo';
 import { keys } from '../../lib/store/keys';
 import { createTransaction } from '../../lib/store/transactions';
+import { NO_REVERSALS } from '../../lib/domain/ledger';
 
 /** The webhook secret the service under test verifies with (the local default unless a test set another). */
 export const webhookSecret = () => config.PROCESSOR_WEBHOOK_SECRET ?? '';
@@ -101,6 +102,8 @@ export async function pendingTransaction(
     status: 'pending',
     settlementStatus: 'unsettled',
     fees: null,
+    reversals: NO_REVERSALS,
+    revision: 0,
     receiptEmail: null,
     statementDescriptorSuffix: null,
     meta,
@@ -155,6 +158,26 @@ export async function deliveriesOf(partnerId: string, svcTxId: string): Promise<
 export async function rawItem(key: { pk: string; sk: string }): Promise<Record<string, unknown> | undefined> {
   const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
   return Item;
+}
+
+/** A payment's ledger entries after its sale (`TX#<svc_tx_id>` / `ENTRY#<key>`, decisions.md §5a), in key order. */
+export async function entriesOf(svcTxId: string): Promise<Record<string, unknown>[]> {
+  const found: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await documentClient.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :entry)',
+        ExpressionAttributeValues: { ':pk': keys.transaction(svcTxId).pk, ':entry': 'ENTRY#' },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    found.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey !== undefined);
+  return found;
 }
 
 /** What a settlement run does to a transaction it batches: `queued`, out of the settlement index. */

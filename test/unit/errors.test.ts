@@ -29,6 +29,7 @@ const specified: Array<[ServiceError, number, string]> = [
   [errors.methodNotAllowed(['GET']), 405, 'METHOD_NOT_ALLOWED'],
   [errors.clientExists(), 409, 'CLIENT_EXISTS'],
   [errors.batchAlreadyPaid(), 409, 'BATCH_ALREADY_PAID'],
+  [errors.clientOwes(), 409, 'CLIENT_OWES'],
   [errors.batchPayoutInProgress(), 409, 'BATCH_PAYOUT_IN_PROGRESS'],
   [errors.idempotencyKeyInUse(2), 409, 'IDEMPOTENCY_KEY_IN_USE'],
   [errors.payloadTooLarge(32_768), 413, 'PAYLOAD_TOO_LARGE'],

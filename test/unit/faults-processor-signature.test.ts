@@ -71,6 +71,6 @@ describe('verifyStripeEvent: what is INVALID_WEBHOOK_JSON', () => {
   });
 
   it('still accepts a well-signed event', () => {
-    expect(verify(event, signatureHeader(SECRET, event, nowSeconds))()).toMatchObject({ kind: 'transaction', id: 'evt_1', status: 'succeeded' });
+    expect(verify(event, signatureHeader(SECRET, event, nowSeconds))()).toMatchObject({ kind: 'transaction', id: 'evt_1', change: { kind: 'outcome', status: 'succeeded' } });
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { CURRENCY_EXPONENTS, type CurrencyCode, MAX_MINOR_UNITS, currencyCode, currencyExponent } from '../../lib/domain/money';
+import { ENTRY_TYPES, type EntryType } from '../../lib/domain/ledger';
 import { type SettlementBatch, type SettlementItem, totalsOf } from '../../lib/domain/settlement';
 import {
   SETTLEMENT_REPORT_CONTENT_TYPE,
@@ -13,16 +14,22 @@ const HEADER = 'type,svc_tx_id,partner_reference,created_at,currency,gross,proce
 
 type Amounts = Pick<SettlementItem, 'grossMinor' | 'processorFeeMinor' | 'platformFeeMinor' | 'netMinor'>;
 
-function line(kind: SettlementItem['kind'], currency: string, fields: Partial<SettlementItem> & Amounts): SettlementItem {
+/** A batch line: a ledger entry of `type`. Its payment was made a day before the entry, so a report writing the
+ * payment's date instead of the entry's would show. */
+function line(type: EntryType, currency: string, fields: Partial<SettlementItem> & Amounts): SettlementItem {
   return {
-    kind,
-    reversal: kind === 'adjustment' ? 'refund' : null,
+    type,
+    key: type === 'transaction' ? 'sale' : `${type}#1`,
+    cause: 'pi_1',
     svcTxId: 'svc_tx_a',
     partnerId: 'ptr_1',
     clientId: 'cli_1',
     partnerReference: 'order-1',
     currency: currencyCode(currency),
+    txCreatedAt: '2026-02-28T10:00:00.000Z',
     createdAt: '2026-03-01T10:00:00.000Z',
+    svcEarningMinor: 0,
+    settlesTransaction: type === 'transaction',
     ...fields,
   };
 }
@@ -57,11 +64,11 @@ function referenceCell(reference: string): string {
 }
 
 describe('batchReportCsv', () => {
-  it('writes a USD batch: header, a transaction row, an adjustment row (negative), the total row, CRLF after each', () => {
+  it('writes a USD batch: header, a transaction row, a refund row (negative), the total row, CRLF after each', () => {
     // Arrange
     const batch = batchOf([
       line('transaction', 'USD', { svcTxId: 'svc_tx_a', partnerReference: 'order-1', grossMinor: 1230, processorFeeMinor: 36, platformFeeMinor: 18, netMinor: 1176 }),
-      line('adjustment', 'USD', {
+      line('refund', 'USD', {
         svcTxId: 'svc_tx_b',
         partnerReference: 'order-0',
         createdAt: '2026-03-02T09:00:00.000Z',
@@ -79,8 +86,34 @@ describe('batchReportCsv', () => {
     expect(csv).toBe(
       `${HEADER}\r\n` +
         'transaction,svc_tx_a,order-1,2026-03-01T10:00:00.000Z,USD,12.30,0.36,0.18,11.76\r\n' +
-        'adjustment,svc_tx_b,order-0,2026-03-02T09:00:00.000Z,USD,-5.00,0.00,-0.05,-4.95\r\n' +
+        'refund,svc_tx_b,order-0,2026-03-02T09:00:00.000Z,USD,-5.00,0.00,-0.05,-4.95\r\n' +
         'total,,,,USD,7.30,0.36,0.13,6.81\r\n',
+    );
+  });
+
+  it('writes each ledger entry as a row of its own type: the sale, a refund, a chargeback, the dispute fee and a reinstatement', () => {
+    // Arrange: a 100.00 EUR sale refunded 20.00, disputed for the rest, with a 15.00 dispute fee; the dispute won.
+    const entries: [EntryType, Amounts][] = [
+      ['transaction', { grossMinor: 10_000, processorFeeMinor: 290, platformFeeMinor: 300, netMinor: 9_410 }],
+      ['refund', { grossMinor: -2_000, processorFeeMinor: -58, platformFeeMinor: -60, netMinor: -1_882 }],
+      ['chargeback', { grossMinor: -8_000, processorFeeMinor: -232, platformFeeMinor: -240, netMinor: -7_528 }],
+      ['dispute_fee', { grossMinor: 0, processorFeeMinor: 1_500, platformFeeMinor: 0, netMinor: -1_500 }],
+      ['dispute_reinstated', { grossMinor: 8_000, processorFeeMinor: 232, platformFeeMinor: 240, netMinor: 7_528 }],
+    ];
+    const batch = batchOf(entries.map(([type, amounts], i) => line(type, 'EUR', { ...amounts, createdAt: `2026-03-0${i + 1}T10:00:00.000Z` })));
+
+    // Act
+    const csv = batchReportCsv(batch);
+
+    // Assert
+    expect(csv).toBe(
+      `${HEADER}\r\n` +
+        'transaction,svc_tx_a,order-1,2026-03-01T10:00:00.000Z,EUR,100.00,2.90,3.00,94.10\r\n' +
+        'refund,svc_tx_a,order-1,2026-03-02T10:00:00.000Z,EUR,-20.00,-0.58,-0.60,-18.82\r\n' +
+        'chargeback,svc_tx_a,order-1,2026-03-03T10:00:00.000Z,EUR,-80.00,-2.32,-2.40,-75.28\r\n' +
+        'dispute_fee,svc_tx_a,order-1,2026-03-04T10:00:00.000Z,EUR,0.00,15.00,0.00,-15.00\r\n' +
+        'dispute_reinstated,svc_tx_a,order-1,2026-03-05T10:00:00.000Z,EUR,80.00,2.32,2.40,75.28\r\n' +
+        'total,,,,EUR,80.00,17.32,2.40,60.28\r\n',
     );
   });
 
@@ -170,13 +203,13 @@ describe('batchReportCsv', () => {
   it('defuses svc_tx_id too, but never the amounts: a negative amount stays a number', () => {
     const batch = batchOf([
       line('transaction', 'USD', { svcTxId: '=1+1', grossMinor: 100, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: 100 }),
-      line('adjustment', 'USD', { svcTxId: 'svc_tx_b', grossMinor: -100, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: -100 }),
+      line('chargeback', 'USD', { svcTxId: 'svc_tx_b', grossMinor: -100, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: -100 }),
     ]);
 
     const rows = batchReportCsv(batch).split('\r\n');
 
     expect(rows[1]).toBe("transaction,'=1+1,order-1,2026-03-01T10:00:00.000Z,USD,1.00,0.00,0.00,1.00");
-    expect(rows[2]).toBe('adjustment,svc_tx_b,order-1,2026-03-01T10:00:00.000Z,USD,-1.00,0.00,0.00,-1.00');
+    expect(rows[2]).toBe('chargeback,svc_tx_b,order-1,2026-03-01T10:00:00.000Z,USD,-1.00,0.00,0.00,-1.00');
   });
 });
 
@@ -277,24 +310,33 @@ const LARGE = Math.floor(Number.MAX_SAFE_INTEGER / 64);
 const anyAmount = (min: number, max: number) =>
   fc.oneof({ arbitrary: fc.integer({ min, max }), weight: 4 }, { arbitrary: fc.integer({ min: min < 0 ? -LARGE : 0, max: max > 0 ? LARGE : 0 }), weight: 1 });
 
-const anyLine = (kind: SettlementItem['kind'], currency: CurrencyCode) =>
+const anyInstant = fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => date.toISOString());
+/** Sales and reinstatements add money; refunds, chargebacks and dispute fees take it back (negative amounts). */
+const isCredit = (type: EntryType) => type === 'transaction' || type === 'dispute_reinstated';
+
+const anyLine = (type: EntryType, currency: CurrencyCode) =>
   fc
     .record({
       svcTxId: anyText,
       partnerReference: anyText,
-      createdAt: fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => date.toISOString()),
-      grossMinor: kind === 'transaction' ? anyAmount(0, MAX_MINOR_UNITS) : anyAmount(-MAX_MINOR_UNITS, 0),
-      processorFeeMinor: kind === 'transaction' ? anyAmount(0, 10_000_000) : anyAmount(-10_000_000, 0),
-      platformFeeMinor: kind === 'transaction' ? anyAmount(0, 10_000_000) : anyAmount(-10_000_000, 0),
+      txCreatedAt: anyInstant,
+      createdAt: anyInstant,
+      grossMinor: isCredit(type) ? anyAmount(0, MAX_MINOR_UNITS) : anyAmount(-MAX_MINOR_UNITS, 0),
+      processorFeeMinor: isCredit(type) ? anyAmount(0, 10_000_000) : anyAmount(-10_000_000, 0),
+      platformFeeMinor: isCredit(type) ? anyAmount(0, 10_000_000) : anyAmount(-10_000_000, 0),
     })
     .map(({ grossMinor, processorFeeMinor, platformFeeMinor, ...rest }) =>
-      line(kind, currency, { ...rest, grossMinor, processorFeeMinor, platformFeeMinor, netMinor: grossMinor - processorFeeMinor - platformFeeMinor }),
+      line(type, currency, { ...rest, grossMinor, processorFeeMinor, platformFeeMinor, netMinor: grossMinor - processorFeeMinor - platformFeeMinor }),
     );
 
+const REVERSAL_TYPES = ENTRY_TYPES.filter((type) => type !== 'transaction');
 const anyBatch = fc.constantFrom(...CURRENCIES).chain((currency) =>
   fc
-    .tuple(fc.array(anyLine('transaction', currency), { maxLength: 12 }), fc.array(anyLine('adjustment', currency), { maxLength: 6 }))
-    .map(([transactions, adjustments]) => batchOf([...transactions, ...adjustments], currency)),
+    .tuple(
+      fc.array(anyLine('transaction', currency), { maxLength: 12 }),
+      fc.array(fc.constantFrom(...REVERSAL_TYPES).chain((type) => anyLine(type, currency)), { maxLength: 6 }),
+    )
+    .map(([sales, reversals]) => batchOf([...sales, ...reversals], currency)),
 );
 
 describe('batchReportCsv (property)', () => {
@@ -313,7 +355,7 @@ describe('batchReportCsv (property)', () => {
         const rows = records.slice(1, -1);
         rows.forEach((row, index) => {
           const item = batch.lines[index] as SettlementItem;
-          expect([row[0], row[3], row[4]]).toEqual([item.kind, item.createdAt, item.currency]);
+          expect([row[0], row[3], row[4]]).toEqual([item.type, item.createdAt, item.currency]);
           expectSafeTextCell(row[1], item.svcTxId);
           expectSafeTextCell(row[2], item.partnerReference);
           expect(row.slice(5).map((cell) => minorOf(cell, exponent))).toEqual(

@@ -112,12 +112,17 @@ describe('the retry schedule', () => {
 describe('the partner webhook body', () => {
   const transaction = (overrides: Partial<Transaction>) =>
     ({ svcTxId: 'svc_tx_0f3k9m2p7q8r1s4t5v6w7x8y', partnerId: 'ptr_0f3k9m2p7q8r1s4t5v6w7x8y', clientId: 'shop-1', partnerReference: 'order-1', amountMinor: 4999, currency: 'USD', meta: null, ...overrides }) as Transaction;
+  const SPEC_FIELDS = ['event', 'svc_tx_id', 'partner_id', 'client_id', 'partner_reference', 'status', 'amount', 'currency', 'meta'];
 
   it("is the documented PartnerWebhookBody (the OpenAPI document's webhooks) for every event, currency and meta", () => {
     const cases = [
-      partnerEventBody(transaction({}), 'transaction_succeeded', 'succeeded'),
-      partnerEventBody(transaction({ amountMinor: 1500, currency: currencyCode('JPY'), meta: { cart: 'c-1', nested: { n: 1 } } }), 'transaction_refunded', 'refunded'),
-      ...PARTNER_EVENTS.map((event) => partnerEventBody(transaction({}), event, 'failed')),
+      partnerEventBody(transaction({}), { event: 'transaction_succeeded', status: 'succeeded' }),
+      partnerEventBody(transaction({ amountMinor: 1500, currency: currencyCode('JPY'), meta: { cart: 'c-1', nested: { n: 1 } } }), { event: 'transaction_refunded', status: 'refunded' }),
+      partnerEventBody(transaction({}), { event: 'transaction_partially_refunded', status: 'succeeded', refundedMinor: 1234 }),
+      partnerEventBody(transaction({ amountMinor: 1500, currency: currencyCode('JPY') }), { event: 'transaction_partially_refunded', status: 'succeeded', refundedMinor: 500 }),
+      partnerEventBody(transaction({}), { event: 'transaction_dispute_closed', status: 'chargeback', disputeStatus: 'won' }),
+      partnerEventBody(transaction({}), { event: 'transaction_dispute_closed', status: 'chargeback', disputeStatus: 'lost' }),
+      ...PARTNER_EVENTS.map((event) => partnerEventBody(transaction({}), { event, status: 'failed' })),
     ];
 
     for (const body of cases) expect(PartnerWebhookBody.safeParse(JSON.parse(body)).error).toBeUndefined();
@@ -125,8 +130,51 @@ describe('the partner webhook body', () => {
     expect(JSON.parse(cases[1]!)).toMatchObject({ amount: 1500, currency: 'JPY' });
   });
 
+  it('offers the five status events and the two opt-in events of the ledger', () => {
+    expect([...PARTNER_EVENTS].sort()).toEqual(
+      [
+        'transaction_succeeded',
+        'transaction_failed',
+        'transaction_abandoned',
+        'transaction_refunded',
+        'transaction_chargeback',
+        'transaction_partially_refunded',
+        'transaction_dispute_closed',
+      ].sort(),
+    );
+  });
+
+  it('is exactly the spec`s fields for a status event: no refunded_amount or dispute_status unless the notice gives one', () => {
+    const body = JSON.parse(partnerEventBody(transaction({ meta: { note: 'x' } }), { event: 'transaction_refunded', status: 'refunded' }));
+
+    expect(Object.keys(body)).toEqual(SPEC_FIELDS);
+    expect(body).toEqual({
+      event: 'transaction_refunded',
+      svc_tx_id: 'svc_tx_0f3k9m2p7q8r1s4t5v6w7x8y',
+      partner_id: 'ptr_0f3k9m2p7q8r1s4t5v6w7x8y',
+      client_id: 'shop-1',
+      partner_reference: 'order-1',
+      status: 'refunded',
+      amount: 49.99,
+      currency: 'USD',
+      meta: { note: 'x' },
+    });
+  });
+
+  it('adds the cumulative refunded_amount in major units to a partial refund, and dispute_status to a closed dispute', () => {
+    const partial = JSON.parse(partnerEventBody(transaction({}), { event: 'transaction_partially_refunded', status: 'succeeded', refundedMinor: 1234 }));
+    const partialJpy = JSON.parse(partnerEventBody(transaction({ amountMinor: 1500, currency: currencyCode('JPY') }), { event: 'transaction_partially_refunded', status: 'succeeded', refundedMinor: 500 }));
+    const closed = JSON.parse(partnerEventBody(transaction({}), { event: 'transaction_dispute_closed', status: 'chargeback', disputeStatus: 'won' }));
+
+    expect(Object.keys(partial)).toEqual([...SPEC_FIELDS, 'refunded_amount']);
+    expect(partial).toMatchObject({ event: 'transaction_partially_refunded', status: 'succeeded', amount: 49.99, refunded_amount: 12.34 });
+    expect(partialJpy).toMatchObject({ amount: 1500, refunded_amount: 500, currency: 'JPY' });
+    expect(Object.keys(closed)).toEqual([...SPEC_FIELDS, 'dispute_status']);
+    expect(closed).toMatchObject({ event: 'transaction_dispute_closed', status: 'chargeback', dispute_status: 'won' });
+  });
+
   it('is held to exactly its fields: one more is refused', () => {
-    const body = { ...JSON.parse(partnerEventBody(transaction({}), 'transaction_succeeded', 'succeeded')), fee: 1 };
+    const body = { ...JSON.parse(partnerEventBody(transaction({}), { event: 'transaction_succeeded', status: 'succeeded' })), fee: 1 };
 
     expect(PartnerWebhookBody.safeParse(body).success).toBe(false);
   });

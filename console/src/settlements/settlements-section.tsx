@@ -1,6 +1,6 @@
 /**
- * Every partner's settlement batches: run settlement (all partners, or one), pay a batch over its rail, and
- * download a batch's reconciliation report (CSV).
+ * Every partner's settlement batches: run settlement (all partners, or one), pay a batch over its rail, download a
+ * batch's reconciliation report (CSV), and show a batch's payments and adjustments (each labelled by its type).
  */
 import { type FormEvent, useState } from 'react';
 import { BATCH_STATUSES, type BatchStatus, type SettlementBatch } from '../api-types';
@@ -10,6 +10,7 @@ import { ChoiceFilter, ListView } from '../list-view';
 import { useCursor } from '../paging';
 import { useApi } from '../session';
 import { useAction, useLoad } from '../use-call';
+import { BatchDetails } from './batch-details';
 
 export function SettlementsSection() {
   const api = useApi();
@@ -19,6 +20,9 @@ export function SettlementsSection() {
   const action = useAction();
   const [notice, setNotice] = useState<string | undefined>();
   const [runPartnerId, setRunPartnerId] = useState('');
+  /** The batch whose details show: looked up in the page shown, so a reload (after a pay) shows it as it is now. */
+  const [chosenId, setChosenId] = useState<string | undefined>();
+  const chosen = page.state === 'done' ? page.data.items.find((batch) => batch.id === chosenId) : undefined;
 
   const runSettlement = async (event: FormEvent) => {
     event.preventDefault();
@@ -65,11 +69,12 @@ export function SettlementsSection() {
           }}
         />
       </div>
+      {chosen !== undefined && <BatchDetails batch={chosen} onClose={() => setChosenId(undefined)} />}
       <ListView
         load={page}
         label="Settlement batches"
         empty="No settlement batches."
-        headers={['Batch', 'Partner', 'Merchant', 'Payments', 'Gross', 'Fees', 'Net', 'Status', 'Created', 'Actions']}
+        headers={['Batch', 'Partner', 'Merchant', 'Payments', 'Adjustments', 'Gross', 'Fees', 'Net', 'Status', 'Created', 'Actions']}
         paging={paging}
         row={(batch) => (
           <tr key={batch.id}>
@@ -81,6 +86,7 @@ export function SettlementsSection() {
             </td>
             <td>{batch.clientId}</td>
             <td>{batch.transactionIds.length}</td>
+            <td>{batch.adjustments.length}</td>
             <td>{money(batch.totalGross, batch.currency)}</td>
             <td>{money(batch.totalProcessorFees + batch.totalPlatformFees, batch.currency)}</td>
             <td>{money(batch.totalNet, batch.currency)}</td>
@@ -94,6 +100,9 @@ export function SettlementsSection() {
               )}
               <button type="button" className="secondary" disabled={action.pending} onClick={() => download(batch)}>
                 CSV
+              </button>
+              <button type="button" className="secondary" onClick={() => setChosenId(batch.id)}>
+                Details
               </button>
             </td>
           </tr>

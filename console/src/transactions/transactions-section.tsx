@@ -1,4 +1,7 @@
-/** Every partner's transactions (`GET /admin/transactions`): search by id, reference or status; a row's fees. */
+/**
+ * Every partner's transactions (`GET /admin/transactions`): search by id, reference or status; a row's refunds and
+ * disputes at a glance; its fees, refunded and disputed amounts in the breakdown.
+ */
 import { type FormEvent, useState } from 'react';
 import { TRANSACTION_STATUSES, type Transaction, type TransactionFilters } from '../api-types';
 import { money, when } from '../format';
@@ -7,6 +10,7 @@ import { useCursor } from '../paging';
 import { useApi } from '../session';
 import { useLoad } from '../use-call';
 import { FeeBreakdown } from './fee-breakdown';
+import { reversalMarks } from './reversals';
 
 const NO_FILTERS: Required<TransactionFilters> = { svc_tx_id: '', partner_reference: '', status: '' };
 
@@ -43,7 +47,7 @@ export function TransactionsSection() {
         load={page}
         label="Transactions"
         empty="No transactions match."
-        headers={['svc_tx_id', 'Partner', 'Merchant', 'Reference', 'Amount', 'Status', 'Settlement', 'Created', 'Actions']}
+        headers={['svc_tx_id', 'Partner', 'Merchant', 'Reference', 'Amount', 'Status', 'Refunds & disputes', 'Settlement', 'Created', 'Actions']}
         paging={paging}
         row={(transaction) => (
           <tr key={transaction.svcTxId}>
@@ -55,6 +59,13 @@ export function TransactionsSection() {
             <td>{transaction.partnerReference}</td>
             <td>{money(transaction.amount, transaction.currency)}</td>
             <td>{transaction.status}</td>
+            <td>
+              {reversalMarks(transaction).map((mark) => (
+                <span key={mark} className="badge reversal">
+                  {mark}
+                </span>
+              ))}
+            </td>
             <td>{transaction.settlementStatus}</td>
             <td>{when(transaction.createdAt)}</td>
             <td className="actions">

@@ -103,6 +103,10 @@ export interface Transaction {
   platformFee: number | null;
   netAmount: number | null;
   settlementStatus: 'unsettled' | 'queued' | 'paid';
+  /** Cumulative, major units (0 without a refund). */
+  refundedAmount: number;
+  disputedAmount: number;
+  disputeStatus: 'needs_response' | 'won' | 'lost' | null;
   meta: Record<string, unknown> | null;
   createdAt: string;
   updatedAt: string;

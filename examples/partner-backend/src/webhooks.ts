@@ -19,7 +19,14 @@ import type { TransactionStatus } from './service-client';
 
 /** The body of every partner webhook (docs/webhooks.md, "The request"). */
 export interface PaymentWebhook {
-  event: 'transaction_succeeded' | 'transaction_failed' | 'transaction_abandoned' | 'transaction_refunded' | 'transaction_chargeback';
+  event:
+    | 'transaction_succeeded'
+    | 'transaction_failed'
+    | 'transaction_abandoned'
+    | 'transaction_refunded'
+    | 'transaction_chargeback'
+    | 'transaction_partially_refunded'
+    | 'transaction_dispute_closed';
   svc_tx_id: string;
   partner_id: string;
   client_id: string;
@@ -29,6 +36,10 @@ export interface PaymentWebhook {
   amount: number;
   currency: string;
   meta: Record<string, unknown>;
+  /** `transaction_partially_refunded` only: the cumulative amount refunded (major units). */
+  refunded_amount?: number;
+  /** `transaction_dispute_closed` only. */
+  dispute_status?: 'won' | 'lost';
 }
 
 /** The event ids already processed (a table with a unique key, in a partner's database). */
