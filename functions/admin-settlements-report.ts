@@ -10,8 +10,8 @@ import { getBatchFor } from '../lib/use-cases/settlements';
 const doc: RouteDoc = {
   summary: "Download a settlement batch's reconciliation report (CSV)",
   description:
-    "Any partner's batch, as the same CSV `GET /settlements/{id}/report.csv` answers: a `transaction` row per payment, an `adjustment` row per " +
-    'refund or chargeback deducted, then a `total` row equal to the batch\'s totals, downloaded as `settlement-<id>.csv`.',
+    "Any partner's batch, as the same CSV `GET /settlements/{id}/report.csv` answers: one row per ledger entry (`transaction`, `refund`, " +
+    "`chargeback`, `dispute_fee`, `dispute_reinstated`), then a `total` row equal to the batch's totals, downloaded as `settlement-<id>.csv`.",
   tag: 'Admin: transactions & settlements',
   responses: {
     200: SETTLEMENT_REPORT_RESPONSE,

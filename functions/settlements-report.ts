@@ -15,7 +15,8 @@ const doc: RouteDoc = {
   description:
     'The batch line by line, as `text/csv; charset=utf-8` (RFC 4180: CRLF after every record, a field quoted only when it holds a comma, a double ' +
     'quote, CR or LF), downloaded as `settlement-<id>.csv`. Header `type,svc_tx_id,partner_reference,created_at,currency,gross,processor_fee,platform_fee,net`; ' +
-    'a `transaction` row per payment, an `adjustment` row (negative amounts) per refund or chargeback deducted, then a `total` row equal to the ' +
+    'one row per ledger entry the batch settles, `type` being the entry\'s (`transaction` for a sale; `refund`, `chargeback`, `dispute_fee` with ' +
+    'negative amounts; `dispute_reinstated`), then a `total` row equal to the ' +
     "batch's totals. Amounts in major units with the currency's decimals (`12.30`, JPY `1000`). A text cell starting with `=`, `+`, `-`, `@`, " +
     "TAB, CR or `'` gets a leading `'` (spreadsheet formula injection): strip one leading `'` from `svc_tx_id` and `partner_reference` before " +
     "comparing them with the API. Same access as `GET /settlements`: another partner's batch is 404 BATCH_NOT_FOUND.",

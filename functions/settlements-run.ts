@@ -11,10 +11,11 @@ import { runSettlementFor } from '../lib/use-cases/settlements';
 const doc: RouteDoc = {
   summary: 'Run settlement: batch the eligible transactions',
   description:
-    'Groups every eligible transaction of the scope into new `pending` batches, one per partner, client and currency (at most 99 transactions ' +
-    'a batch; a larger group becomes several). Eligible: status `succeeded`, settlementStatus `unsettled`, created before 00:00 UTC today. ' +
-    'Refunds and chargebacks of transactions already settled are deducted from the client\'s next batch as `adjustments`. Each batch and the ' +
-    'move of its transactions to `queued` are written atomically; concurrent runs never put one transaction in two batches. No body.\n\n' +
+    'Groups the waiting ledger entries of the scope into new `pending` batches, one per partner, client and currency (at most 99 entries a ' +
+    'batch; a larger group becomes several that together pay its net). Eligible: the entries of payments created before 00:00 UTC today: each ' +
+    'succeeded payment\'s sale (its `transactionIds`, while still `succeeded`), and every refund, dispute, dispute fee and reinstatement waiting ' +
+    '(listed in `adjustments`). A merchant whose waiting entries net to zero or less gets no batch: it owes (see `GET /balances`). Each batch and ' +
+    'the move of its entries to `queued` are written atomically; concurrent runs never put one entry in two batches. No body.\n\n' +
     "Scope: a partner key settles its own partner (a `partner_id` naming another is 403 API_KEY_SCOPE_FORBIDDEN); a platform key settles every " +
     'partner, or the one `partner_id` names (404 PARTNER_NOT_FOUND if unknown). `client_id` narrows to one merchant. A run with nothing to settle ' +
     'answers 200 with `created_batches: 0`; what a run cannot write (a failure, or running out of time) waits for the next run, and a run that ' +

@@ -58,7 +58,8 @@ export type PaymentChange =
   | { kind: 'outcome'; status: 'succeeded' | 'failed' | 'abandoned' }
   /** `refunds`: the charge's refunds, oldest first, when the event lists all of them (their sum is `refundedMinor`). */
   | { kind: 'refunds'; chargeId: string | undefined; refundedMinor: number; refunds: { id: string; amountMinor: number }[] | undefined }
-  | { kind: 'dispute'; dispute: DisputeFacts };
+  /** `feeInOtherCurrency`: the processor charged a fee in another currency than the dispute's; it is not recorded. */
+  | { kind: 'dispute'; dispute: DisputeFacts; feeInOtherCurrency?: boolean };
 
 /** An immutable money movement of one payment (minor units; reversals negative). */
 export interface LedgerEntry {

@@ -92,13 +92,14 @@ function disputeOf(dispute: JsonObject, currency: CurrencyCode): PaymentChange |
   if (disputeId === undefined) return 'the dispute has no id';
   const amountMinor = minorOf(dispute.amount, currency, 'dispute amount');
   if (typeof amountMinor === 'string') return amountMinor;
+  if (amountMinor === 0) return 'a dispute of no amount';
   let feeMinor: number | null = null;
   for (const balance of Array.isArray(dispute.balance_transactions) ? dispute.balance_transactions : []) {
     if (!isObject(balance) || typeof balance.amount !== 'number' || balance.amount >= 0 || balance.fee === undefined) continue;
     // A balance transaction is in the account's settlement currency, which may not be the dispute's: a fee in another
-    // currency cannot be charged to this payment's merchant as it is (no conversion rate is applied on a guess).
+    // currency is not charged to this payment's merchant on a guessed rate. The dispute itself still moves its money.
     if (balance.currency !== undefined && (typeof balance.currency !== 'string' || normalizeCurrency(balance.currency) !== currency)) {
-      return `dispute fee in ${JSON.stringify(balance.currency)}, not the dispute's ${currency}`;
+      return { kind: 'dispute', dispute: { id: disputeId, amountMinor, feeMinor: null, status: disputeStatusOf(dispute.status) }, feeInOtherCurrency: true };
     }
     const fee = minorOf(balance.fee, currency, 'dispute fee');
     if (typeof fee === 'string') return fee;

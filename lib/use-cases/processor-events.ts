@@ -105,10 +105,15 @@ export async function handleProcessorEvent(
     return unchanged(transaction);
   }
   if (change.kind === 'refunds' && change.refundedMinor > transaction.amountMinor) return unchanged(transaction);
-  if (change.kind === 'dispute' && change.dispute.amountMinor > transaction.amountMinor) {
-    logger.error('Dispute larger than its payment; nothing moved', { event_type: event.type, dispute_id: change.dispute.id });
+  if (change.kind === 'dispute' && disputedBeyondPayment(transaction, change.dispute)) {
+    logger.error('Disputes larger than their payment; nothing moved', { event_type: event.type, dispute_id: change.dispute.id });
     countMetric('ProcessorEventMismatches');
     return unchanged(transaction);
+  }
+  if (change.kind === 'dispute' && change.feeInOtherCurrency === true) {
+    // The dispute moves its money; its fee, in the account's currency, is for an operator to charge (no guessed rate).
+    logger.error('Dispute fee in another currency than the dispute: not charged to the merchant', { event_type: event.type, dispute_id: change.dispute.id });
+    countMetric('DisputeFeesNotCharged');
   }
 
   // What an update needs besides the transaction, read once: a lost race is about the transaction alone.
@@ -161,6 +166,12 @@ function countUpdate(transaction: Transaction, update: PaymentUpdate) {
     countMetric(MOVED_METRIC[update.status] ?? 'TransactionsMovedOther');
   }
   if (update.entries.length > 0) countMetric('LedgerEntriesWritten', update.entries.length);
+}
+
+/** Whether this dispute, with the payment's other disputes, would dispute more than the payment (one can, at most). */
+function disputedBeyondPayment(transaction: Transaction, dispute: { id: string; amountMinor: number }): boolean {
+  const others = transaction.reversals.disputes.filter((known) => known.id !== dispute.id && !(known.legacy === true && known.id === ''));
+  return others.reduce((sum, known) => sum + known.amountMinor, dispute.amountMinor) > transaction.amountMinor;
 }
 
 /** `TransactionsSucceeded`, `TransactionsFailed` ... */

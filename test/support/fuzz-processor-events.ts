@@ -371,13 +371,16 @@ export function readEvent(parsed: unknown, followed: readonly Followed[]): Readi
   }
   const disputeId = nonEmpty(object.id);
   const disputedMinor = minorUnits(amount, payment);
-  if (disputeId === undefined || disputedMinor === undefined || disputedMinor > paymentMinor) return about(null);
+  if (disputeId === undefined || disputedMinor === undefined || disputedMinor === 0 || disputedMinor > paymentMinor) return about(null);
   // The fee is on the balance transactions that withdrew the disputed money (negative amounts).
   let feeMinor: number | null = null;
   for (const balance of Array.isArray(object.balance_transactions) ? object.balance_transactions : []) {
     if (!isObject(balance) || typeof balance.amount !== 'number' || balance.amount >= 0 || balance.fee === undefined) continue;
-    // A fee in another currency than the payment's is not charged on a guess: the event is refused as unreadable.
-    if (balance.currency !== undefined && (typeof balance.currency !== 'string' || balance.currency.toUpperCase() !== payment.currency)) return about(null);
+    // A fee in another currency than the payment's is not charged on a guess: the dispute moves its money, without a fee.
+    if (balance.currency !== undefined && (typeof balance.currency !== 'string' || balance.currency.toUpperCase() !== payment.currency)) {
+      feeMinor = null;
+      break;
+    }
     const fee = minorUnits(balance.fee, payment);
     if (fee === undefined) return about(null);
     feeMinor = (feeMinor ?? 0) + fee;

@@ -104,7 +104,9 @@ function merged(payment: Payment, said: Said): Pick<Payment, 'refundedMinor' | '
   }
   if (said.kind === 'dispute') {
     const incoming = said.dispute;
-    if (incoming.amountMinor > payment.amountMinor) return undefined;
+    // The payment's disputes together dispute at most the payment.
+    const others = payment.disputes.filter((dispute) => dispute.id !== incoming.id).reduce((sum, dispute) => sum + dispute.amountMinor, 0);
+    if (others + incoming.amountMinor > payment.amountMinor) return undefined;
     const known = payment.disputes.find((dispute) => dispute.id === incoming.id);
     if (known === undefined) return { ...payment, disputes: [...payment.disputes, { ...incoming }] };
     const next: Dispute = { ...known, feeMinor: known.feeMinor ?? incoming.feeMinor, status: isClosed(known) ? known.status : incoming.status };

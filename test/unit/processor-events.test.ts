@@ -203,9 +203,10 @@ describe('toProcessorEvent (decisions.md §5, §5a)', () => {
     }
   });
 
-  it('refuses to read a dispute fee in another currency than the dispute`s (no conversion on a guess)', () => {
+  it('reads a dispute whose fee is in another currency than the dispute`s, without the fee (no conversion on a guess)', () => {
     const event = toProcessorEvent('evt_4', 'charge.dispute.created', { ...dispute, balance_transactions: [{ amount: -400, currency: 'eur', fee: 1500 }] });
-    expect(event).toMatchObject({ kind: 'transaction', change: null, money: { readable: false } });
+    expect(event).toMatchObject({ kind: 'transaction', change: { kind: 'dispute', dispute: { id: 'dp_1', amountMinor: 400, feeMinor: null }, feeInOtherCurrency: true } });
+    expect(toProcessorEvent('evt_6', 'charge.dispute.created', { ...dispute, amount: 0 })).toMatchObject({ kind: 'transaction', change: null, money: { readable: false } });
     const same = toProcessorEvent('evt_5', 'charge.dispute.created', { ...dispute, balance_transactions: [{ amount: -400, currency: dispute.currency.toUpperCase(), fee: 1500 }] });
     expect(same).toMatchObject({ change: { kind: 'dispute', dispute: { feeMinor: 1500 } } });
   });
