@@ -123,11 +123,14 @@ const byGroup = (plan: SettlementPlan) =>
     ]),
   );
 
+/** A fixed seed (SETTLEMENT_SEED replays another), so a failure reproduces. */
+const SEED = Number(process.env.SETTLEMENT_SEED ?? 27112026);
+
 describe('planBatches', () => {
   it('puts every entry in at most one batch of its own partner, client and currency, at most 99 each, and every sale of a group that nets above zero', () => {
     fc.assert(
       fc.property(waiting, (items) => {
-        const { batches } = planBatches(items);
+        const { batches, unplaceable } = planBatches(items);
         const placed = placedIn(batches).map(entryId);
         const itemIds = new Set(items.map(entryId));
         const placedIds = new Set(placed);
@@ -139,14 +142,15 @@ describe('planBatches', () => {
           expect(batch.items.length).toBeLessThanOrEqual(MAX_ITEMS_PER_BATCH);
           expect(batch.items.filter((it) => groupOf(it) !== groupOf(batch))).toEqual([]);
         }
-        // A group that nets above zero has every non-negative entry (its sales, its reinstatements) settled; one
-        // that nets to zero or less has nothing settled at all.
+        // A group that nets above zero has every non-negative entry (its sales, its reinstatements) settled, unless
+        // one of its reversals fits no batch (it then waits whole); one that nets to zero or less has nothing settled.
         for (const group of groups(items).values()) {
-          if (netOf(group) > 0) expect(group.filter((it) => it.netMinor >= 0 && !placedIds.has(entryId(it)))).toEqual([]);
+          const waitsWhole = unplaceable.some((it) => groupOf(it) === groupOf(group[0] as SettlementItem));
+          if (netOf(group) > 0 && !waitsWhole) expect(group.filter((it) => it.netMinor >= 0 && !placedIds.has(entryId(it)))).toEqual([]);
           else expect(group.filter((it) => placedIds.has(entryId(it)))).toEqual([]);
         }
       }),
-      { numRuns: 100 },
+      { numRuns: 100, seed: SEED },
     );
   });
 
@@ -174,7 +178,7 @@ describe('planBatches', () => {
           expect(couldHaveTaken).toEqual([]);
         }
       }),
-      { numRuns: 100 },
+      { numRuns: 100, seed: SEED },
     );
   });
 
@@ -191,7 +195,7 @@ describe('planBatches', () => {
           expect(ofGroup[0]?.totals).toEqual(totalsOf(entries));
         }
       }),
-      { numRuns: 100 },
+      { numRuns: 100, seed: SEED },
     );
   });
 
@@ -211,7 +215,7 @@ describe('planBatches', () => {
         expect(new Set(actual.map((it) => it.group)).size).toBe(actual.length);
         expect(actual.sort((a, b) => a.group.localeCompare(b.group))).toEqual(expected.sort((a, b) => a.group.localeCompare(b.group)));
       }),
-      { numRuns: 100 },
+      { numRuns: 100, seed: SEED },
     );
   });
 
@@ -226,7 +230,7 @@ describe('planBatches', () => {
           expect(byGroup(planBatches(shuffled))).toEqual(byGroup(plan));
         },
       ),
-      { numRuns: 100 },
+      { numRuns: 100, seed: SEED },
     );
   });
 
@@ -248,7 +252,7 @@ describe('planBatches', () => {
           expect(unplaceable && netOf(entries) <= 0).toBe(false);
         }
       }),
-      { numRuns: 100 },
+      { numRuns: 100, seed: SEED },
     );
   });
 
