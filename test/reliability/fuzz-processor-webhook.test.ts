@@ -31,6 +31,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { signatureHeader } from '../../infra/local/processor-sandbox-events';
+import { PARTNER_EVENTS } from '../../lib/domain/webhooks';
 import { TestApi, type PartnerCredentials } from '../support/api';
 import { answerProblem, assertThat, fuzzParameters, send, type Answer } from '../support/fuzz-http';
 import { showBytes } from '../support/fuzz-json';
@@ -50,15 +51,7 @@ beforeAll(async () => {
   const endpoint = await api.admin('POST', `/admin/partners/${partner.partnerId}/webhook-endpoints`, {
     name: 'fuzz: every event',
     url: 'https://partner.example/webhooks/fuzz',
-    events: [
-      'transaction_succeeded',
-      'transaction_failed',
-      'transaction_abandoned',
-      'transaction_refunded',
-      'transaction_chargeback',
-      'transaction_partially_refunded',
-      'transaction_dispute_closed',
-    ],
+    events: [...PARTNER_EVENTS],
   });
   if (endpoint.status !== 201) throw new Error(`endpoint not created: ${JSON.stringify(endpoint.body)}`);
 }, 60_000);
