@@ -8,6 +8,7 @@ import { errors } from '../domain/errors';
 import { computeFees, feeSettingsOf } from '../domain/fees';
 import { newId } from '../domain/ids';
 import type { Client, Partner } from '../domain/partner';
+import type { PaymentChange } from '../domain/ledger';
 import { type PaymentUpdate, planPaymentUpdate, succeedsWith } from '../domain/payment-update';
 import type { FeeBreakdown, Transaction, TransactionStatus } from '../domain/transaction';
 import { deliveriesFor, partnerEventBody, type WebhookDelivery, type WebhookEndpoint } from '../domain/webhooks';
@@ -97,16 +98,10 @@ export async function handleProcessorEvent(
   logger.appendKeys({ processor_event_id: event.id, svc_tx_id: transaction.svcTxId, partner_id: transaction.partnerId });
 
   const change = event.change;
-  const mismatch = moneyMismatch(event.money, transaction) ?? (change === null ? 'the event states no money the service can read' : undefined);
+  const mismatch = change === null ? (unreadable(event.money) ?? 'the event states no money the service can read') : changeMismatch(event.money, change, transaction);
   if (mismatch !== undefined || change === null) {
     // The processor will never send this event differently: acknowledge it, move nothing, and raise it.
     logger.error('Processor event does not match its transaction; nothing moved', { event_type: event.type, reason: mismatch });
-    countMetric('ProcessorEventMismatches');
-    return unchanged(transaction);
-  }
-  if (change.kind === 'refunds' && change.refundedMinor > transaction.amountMinor) return unchanged(transaction);
-  if (change.kind === 'dispute' && disputedBeyondPayment(transaction, change.dispute)) {
-    logger.error('Disputes larger than their payment; nothing moved', { event_type: event.type, dispute_id: change.dispute.id });
     countMetric('ProcessorEventMismatches');
     return unchanged(transaction);
   }
@@ -120,20 +115,20 @@ export async function handleProcessorEvent(
   let fees: FeeBreakdown | null = null;
   let endpoints: readonly WebhookEndpoint[] | undefined;
   for (let attempt = 1; ; attempt++) {
-    // Only a success needs the split; anything else is decided first, so a no-op reads nothing more.
-    const needsFees = succeedsWith(transaction, change);
-    if (!needsFees && planPaymentUpdate(transaction, change, null, new Date().toISOString()) === undefined) {
-      logger.info('Processor event changes nothing', { event_type: event.type, status: transaction.status });
-      return unchanged(transaction);
-    }
-    if (endpoints === undefined || (needsFees && fees === null)) {
-      [fees, endpoints] = await Promise.all([needsFees && fees === null ? feesOf(deps, transaction) : fees, endpoints ?? deps.webhookEndpoints.listWebhookEndpoints(transaction.partnerId)]);
-    }
     // After a lost race a concurrent write may still hold the item (TransactionConflict): let it finish first.
     if (attempt > 1) await sleep(Math.random() * 10 * 2 ** attempt);
     const now = new Date().toISOString();
+    // Only a success needs the split (read now, from the payee); anything else is decided at once, so a no-op
+    // reads nothing more. A success always moves the status, so it is never a no-op.
+    const needsFees = succeedsWith(transaction, change);
+    // The payee and the endpoints in parallel: both are needed for a success.
+    if (needsFees && fees === null) [fees, endpoints] = await Promise.all([feesOf(deps, transaction), endpoints ?? deps.webhookEndpoints.listWebhookEndpoints(transaction.partnerId)]);
     const update = planPaymentUpdate(transaction, change, needsFees ? fees : null, now);
-    if (update === undefined) return unchanged(transaction);
+    if (update === undefined) {
+      logger.info('Processor event changes nothing', { event_type: event.type, status: transaction.status });
+      return unchanged(transaction);
+    }
+    endpoints ??= await deps.webhookEndpoints.listWebhookEndpoints(transaction.partnerId);
     const outcome = await writeUpdate(deps, { id: event.id, type: event.type }, transaction, update, endpoints, now);
     if (outcome === 'applied') {
       countUpdate(transaction, update);
@@ -168,12 +163,6 @@ function countUpdate(transaction: Transaction, update: PaymentUpdate) {
   if (update.entries.length > 0) countMetric('LedgerEntriesWritten', update.entries.length);
 }
 
-/** Whether this dispute, with the payment's other disputes, would dispute more than the payment (one can, at most). */
-function disputedBeyondPayment(transaction: Transaction, dispute: { id: string; amountMinor: number }): boolean {
-  const others = transaction.reversals.disputes.filter((known) => known.id !== dispute.id && !(known.legacy === true && known.id === ''));
-  return others.reduce((sum, known) => sum + known.amountMinor, dispute.amountMinor) > transaction.amountMinor;
-}
-
 /** `TransactionsSucceeded`, `TransactionsFailed` ... */
 const MOVED_METRIC: Partial<Record<TransactionStatus, string>> = {
   succeeded: 'TransactionsSucceeded',
@@ -190,16 +179,27 @@ const unchanged = (transaction: Transaction): ProcessorEventOutcome => ({
   moved: false,
 });
 
+/** The reason an event's money cannot be read, or `undefined`. */
+const unreadable = (money: EventMoney | undefined): string | undefined => (money !== undefined && !money.readable ? money.reason : undefined);
+
 /**
- * Why an event cannot be about this transaction, or `undefined`: its currency (any event) and its amount (where
- * the event's amount is the payment's) must be the transaction's.
+ * Why an event cannot be about this transaction, or `undefined`: its currency (any event) and its amount (where the
+ * event's amount is the payment's) must be the transaction's; a cumulative refund cannot pass the payment, nor its
+ * disputes together (one dispute per charge at the processor; a second id disputing the rest is the most there is).
  */
-function moneyMismatch(money: EventMoney | undefined, transaction: Transaction): string | undefined {
-  if (money === undefined) return undefined;
-  if (!money.readable) return money.reason;
-  if (money.currency !== transaction.currency) return `currency ${money.currency} is not the transaction's ${transaction.currency}`;
-  if (money.amountMinor !== undefined && money.amountMinor !== transaction.amountMinor) {
-    return `amount ${money.amountMinor} (minor units) is not the transaction's ${transaction.amountMinor}`;
+function changeMismatch(money: EventMoney | undefined, change: PaymentChange, transaction: Transaction): string | undefined {
+  const reason = unreadable(money);
+  if (reason !== undefined) return reason;
+  if (money?.readable === true) {
+    if (money.currency !== transaction.currency) return `currency ${money.currency} is not the transaction's ${transaction.currency}`;
+    if (money.amountMinor !== undefined && money.amountMinor !== transaction.amountMinor) {
+      return `amount ${money.amountMinor} (minor units) is not the transaction's ${transaction.amountMinor}`;
+    }
+  }
+  if (change.kind === 'refunds' && change.refundedMinor > transaction.amountMinor) return `amount_refunded ${change.refundedMinor} is more than the payment`;
+  if (change.kind === 'dispute') {
+    const others = transaction.reversals.disputes.filter((known) => known.id !== change.dispute.id && !(known.legacy === true && known.id === ''));
+    if (others.reduce((sum, known) => sum + known.amountMinor, change.dispute.amountMinor) > transaction.amountMinor) return 'disputes larger than their payment';
   }
   return undefined;
 }
