@@ -21,7 +21,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import * as z from 'zod';
 import { webhookDeliveryDeps } from '../lib/adapters/webhook-deliveries';
 import { countMetric, logger, metricsMiddleware, tracer } from '../lib/observability';
-import { deliverWebhook, type DeliveryStep, type WebhookDeliveryDeps } from '../lib/use-cases/webhook-deliveries';
+import { type BreakerChange, deliverWebhook, type DeliveryStep, type WebhookDeliveryDeps } from '../lib/use-cases/webhook-deliveries';
 
 /** The message body (lib/webhooks/queue.ts). */
 const DeliveryMessage = z.object({ deliveryId: z.string().regex(/^dlv_[0-9a-z]{1,64}$/) });
@@ -32,9 +32,17 @@ const STEP_METRIC: Record<DeliveryStep['outcome'], string> = {
   finished: 'AlreadyFinished',
   'not-due': 'NotDue',
   superseded: 'Superseded',
+  deferred: 'Deferred',
   succeeded: 'Succeeded',
   'retry-scheduled': 'RetryScheduled',
   failed: 'Failed',
+};
+
+/** What an attempt did to its endpoint's circuit breaker: `WebhookEndpointBreakerOpened` ... */
+const BREAKER_METRIC: Record<Exclude<BreakerChange, 'unchanged'>, string> = {
+  opened: 'WebhookEndpointBreakerOpened',
+  closed: 'WebhookEndpointBreakerClosed',
+  'not-recorded': 'WebhookEndpointBreakerNotRecorded',
 };
 
 class UnreadableMessageError extends Error {
@@ -56,6 +64,7 @@ async function processRecord(deps: WebhookDeliveryDeps, record: SQSRecord): Prom
     const step = await deliverWebhook(withDeliveryLogKeys(deps, recordLogger), deliveryId);
     recordLogger.info('Webhook delivery message handled', { deliveryId, messageId: record.messageId, ...step });
     countMetric(`WebhookDeliveries${STEP_METRIC[step.outcome]}`);
+    if ('breaker' in step && step.breaker !== undefined && step.breaker !== 'unchanged') countMetric(BREAKER_METRIC[step.breaker]);
     return step;
   } catch (error) {
     recordLogger.error('Webhook delivery message failed; it will be received again', {

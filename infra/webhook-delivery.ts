@@ -22,8 +22,13 @@ export const DELIVERY_QUEUE = {
   maxReceiveCount: 5,
   /** Messages per consumer invocation (SQS's and the local queue's maximum for a standard queue without a window). */
   batchSize: 10,
-  /** Concurrent consumer invocations in AWS (the event source's maximum concurrency; 2 is SQS's floor). */
-  maxConcurrency: 5,
+  /**
+   * Concurrent consumer invocations (the event source's maximum concurrency in AWS; the local queue's too). An
+   * endpoint that does not answer holds at most one attempt at a time once its breaker is probing (and a batch
+   * with it), so 20 dead endpoints of one partner leave most of this to everyone else; the fair queue hands
+   * quiet partners' messages to the invocations that free up first. Idle invocations cost nothing.
+   */
+  maxConcurrency: 50,
   /** A message older than this is dropped by SQS; a delivery lives minutes, and the outbox keeps it anyway. */
   retentionDays: 4,
   /** Dead letters are kept for inspection and redrive. */

@@ -10,6 +10,8 @@
  *   stay, and are received again once their visibility timeout has passed.
  * - A message already received `maxReceiveCount` times is moved to the dead-letter list instead of being
  *   received again (SQS's redrive policy). The list is kept for inspection ({@link LocalDeliveryQueue.deadLetters}).
+ * - It is a fair queue (decisions.md §8): a message's `MessageGroupId` names its tenant (the partner), and
+ *   receives hand out quiet tenants' messages before a noisy tenant's backlog ({@link TenantShares}).
  *
  * Batches go to the consumer one at a time by default: one warm Lambda container, whose handler may keep
  * per-invocation state at module level (Powertools' batch processor does). Messages live in memory: those still
@@ -17,6 +19,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { TenantShares } from './fair-share';
 import { invokeFunction } from './lambda-adapter';
 
 export type SqsConsumer = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void | undefined>;
@@ -58,6 +61,7 @@ export interface LocalDeliveryQueueOptions {
 export interface DeadLetter {
   messageId: string;
   body: string;
+  groupId: string | undefined;
   receiveCount: number;
   sentAt: string;
   deadLetteredAt: string;
@@ -66,6 +70,8 @@ export interface DeadLetter {
 interface Message {
   messageId: string;
   body: string;
+  /** `MessageGroupId`: the tenant, for the fair queue's order. */
+  groupId: string | undefined;
   md5OfBody: string;
   sentAt: number;
   /** When it can next be received: the end of its delay, or of its visibility timeout after a receive. */
@@ -80,6 +86,9 @@ export interface SentMessage {
   md5OfMessageBody: string;
 }
 
+/** A message's tenant: its group, or itself when it has none (as in an SQS fair queue). */
+const tenantOf = (message: Message) => message.groupId ?? `message:${message.messageId}`;
+
 /** SQS's MD5 of a message body: hex MD5 of its UTF-8 bytes (the SDK checks it on every send). */
 export const md5Hex = (body: string) => createHash('md5').update(body, 'utf8').digest('hex');
 
@@ -88,6 +97,7 @@ export class LocalDeliveryQueue {
   private readonly messages = new Map<string, Message>();
   private readonly dead: DeadLetter[] = [];
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly shares = new TenantShares();
   private readonly clock: Clock;
   private readonly maxConcurrency: number;
   private cancelTimer: (() => void) | undefined;
@@ -101,14 +111,16 @@ export class LocalDeliveryQueue {
   }
 
   /**
-   * SQS `SendMessage`: queues `body`, receivable after `delaySeconds` (0-900). A stopped queue still accepts (a
-   * batch finishing during shutdown schedules its retries) but hands nothing more to the consumer.
+   * SQS `SendMessage`: queues `body`, receivable after `delaySeconds` (0-900), of tenant `groupId`
+   * (`MessageGroupId`; none: a tenant of its own). A stopped queue still accepts (a batch finishing during
+   * shutdown schedules its retries) but hands nothing more to the consumer.
    */
-  sendMessage(body: string, delaySeconds = 0): SentMessage {
+  sendMessage(body: string, delaySeconds = 0, groupId?: string): SentMessage {
     const now = this.clock.now();
     const message: Message = {
       messageId: randomUUID(),
       body,
+      groupId,
       md5OfBody: md5Hex(body),
       sentAt: now,
       visibleAt: now + delaySeconds * 1000,
@@ -155,12 +167,15 @@ export class LocalDeliveryQueue {
     this.wakeAtNextVisible();
   }
 
-  /** Receives up to a batch of visible messages, oldest first; a message past its receives goes to the dead-letter list. */
+  /**
+   * Receives up to a batch of visible messages, quiet tenants' first, then oldest first; a message past its
+   * receives goes to the dead-letter list.
+   */
   private receiveBatch(): Message[] {
     const now = this.clock.now();
     const visible = [...this.messages.values()].filter((message) => message.visibleAt <= now).sort((a, b) => a.visibleAt - b.visibleAt || a.sentAt - b.sentAt);
     const batch: Message[] = [];
-    for (const message of visible) {
+    for (const message of this.shares.order(visible, tenantOf, now)) {
       if (batch.length === this.options.batchSize) break;
       if (message.receiveCount >= this.options.maxReceiveCount) {
         this.deadLetter(message, now);
@@ -170,6 +185,7 @@ export class LocalDeliveryQueue {
       message.firstReceivedAt ??= now;
       message.receiptHandle = randomUUID();
       message.visibleAt = now + this.options.visibilityTimeoutSeconds * 1000;
+      this.shares.received(message.messageId, tenantOf(message), now);
       batch.push(message);
     }
     return batch;
@@ -180,6 +196,7 @@ export class LocalDeliveryQueue {
     const letter: DeadLetter = {
       messageId: message.messageId,
       body: message.body,
+      groupId: message.groupId,
       receiveCount: message.receiveCount,
       sentAt: new Date(message.sentAt).toISOString(),
       deadLetteredAt: new Date(now).toISOString(),
@@ -209,6 +226,7 @@ export class LocalDeliveryQueue {
       failed = new Set(handles.keys());
     }
     for (const [messageId, handle] of handles) {
+      this.shares.released(messageId, this.clock.now());
       // Deleted only under the receipt it was handed out with: a message received again meanwhile stays.
       if (!failed.has(messageId) && this.messages.get(messageId)?.receiptHandle === handle) this.messages.delete(messageId);
     }
@@ -224,6 +242,7 @@ export class LocalDeliveryQueue {
         SentTimestamp: String(message.sentAt),
         SenderId: 'local',
         ApproximateFirstReceiveTimestamp: String(message.firstReceivedAt ?? message.sentAt),
+        ...(message.groupId === undefined ? {} : { MessageGroupId: message.groupId }),
       },
       messageAttributes: {},
       md5OfBody: message.md5OfBody,

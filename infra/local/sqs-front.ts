@@ -1,6 +1,6 @@
 /**
  * The local delivery queue's HTTP front: the subset of SQS's JSON protocol (AWS JSON 1.0) the service uses,
- * `SendMessage`, so the real SQS client (lib/webhooks/sqs-queue.ts) sends to the local queue exactly as it sends
+ * `SendMessage` (with `MessageGroupId`, which makes it a fair queue), so the real SQS client (lib/webhooks/sqs-queue.ts) sends to the local queue exactly as it sends
  * to SQS in AWS, the SDK's MD5 check of the body included. The queue's URL is
  * `http://127.0.0.1:<port>/000000000000/<name>`, the shape of an SQS queue URL.
  *
@@ -18,6 +18,8 @@ import { closeGracefully, listen, readBody } from './http-server';
 const MAX_REQUEST_BYTES = 300 * 1024;
 const MAX_MESSAGE_BYTES = 256 * 1024;
 const JSON_1_0 = 'application/x-amz-json-1.0';
+/** SQS's rule for a `MessageGroupId` (on a standard queue it makes the queue fair: the group is the tenant). */
+const MESSAGE_GROUP_ID = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
 
 export interface SqsFront {
   /** The queue's URL, for `WEBHOOK_QUEUE_URL`. */
@@ -70,7 +72,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, queue: LocalDel
     throw new SqsError(400, 'com.amazonaws.sqs#UnsupportedOperation', 'AWS.SimpleQueueService.UnsupportedOperation;Sender', `${target.slice('AmazonSQS.'.length)} is not supported by the local queue`);
   }
   if (body === 'too-large') throw invalidParameter(`Message must be shorter than ${MAX_MESSAGE_BYTES} bytes.`);
-  let input: { QueueUrl?: unknown; MessageBody?: unknown; DelaySeconds?: unknown };
+  let input: { QueueUrl?: unknown; MessageBody?: unknown; DelaySeconds?: unknown; MessageGroupId?: unknown };
   try {
     input = JSON.parse(body.toString('utf8')) as typeof input;
   } catch {
@@ -87,7 +89,11 @@ async function handle(req: IncomingMessage, res: ServerResponse, queue: LocalDel
   if (typeof delay !== 'number' || !Number.isInteger(delay) || delay < 0 || delay > MAX_DELAY_SECONDS) {
     throw invalidParameter(`Value ${String(delay)} for parameter DelaySeconds is invalid. Reason: must be between 0 and ${MAX_DELAY_SECONDS}, if provided.`);
   }
-  const sent = queue.sendMessage(input.MessageBody, delay);
+  const groupId = input.MessageGroupId;
+  if (groupId !== undefined && (typeof groupId !== 'string' || !MESSAGE_GROUP_ID.test(groupId))) {
+    throw invalidParameter('Value for parameter MessageGroupId is invalid. Reason: must be 1 to 128 alphanumeric or punctuation characters.');
+  }
+  const sent = queue.sendMessage(input.MessageBody, delay, groupId);
   sendJson(res, 200, { MessageId: sent.messageId, MD5OfMessageBody: sent.md5OfMessageBody });
 }
 

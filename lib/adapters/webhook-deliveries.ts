@@ -3,7 +3,8 @@ import { SECRET_PURPOSE, secretBox } from '../secrets';
 import * as deliveries from '../store/deliveries';
 import * as webhookEndpoints from '../store/webhook-endpoints';
 import type { WebhookDeliveryDeps } from '../use-cases/webhook-deliveries';
-import { createHttpSender } from '../webhooks/http-sender';
+import { createHttpSender, WEBHOOK_TIMEOUT_MS } from '../webhooks/http-sender';
+import { breakerSettings } from '../domain/endpoint-breaker';
 import { deliveryQueue } from '../webhooks/sqs-queue';
 import { webhookUrlPolicy } from './webhook-url-policy';
 
@@ -11,6 +12,8 @@ import { webhookUrlPolicy } from './webhook-url-policy';
 export const webhookDeliveryDeps: WebhookDeliveryDeps = {
   deliveries,
   endpoints: webhookEndpoints,
+  breakers: webhookEndpoints,
+  breakerSettings: breakerSettings(WEBHOOK_TIMEOUT_MS),
   openSecret: (sealed) => secretBox.open(sealed, SECRET_PURPOSE.webhook),
   queue: deliveryQueue,
   send: createHttpSender({ policy: webhookUrlPolicy }),

@@ -123,6 +123,36 @@ export async function claimAttempt(
   );
 }
 
+/**
+ * Defers a pending delivery that no attempt is running on until `until` (its endpoint's breaker is open, or a
+ * probe of it is running): its attempt count unchanged, its next attempt not due before then, its outbox sort
+ * key past it (so the sweep does not send it again meanwhile). Conditional on the delivery being as read (still
+ * pending at `attempts`, no lease running); `false` otherwise (another consumer moved it: nothing to do).
+ */
+export function deferDelivery(delivery: Pick<WebhookDelivery, 'id' | 'attempts'>, at: { now: number; until: number }): Promise<boolean> {
+  const outbox = outboxAfter(delivery.id, at.until);
+  return writeIfCondition(
+    documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.webhookDelivery(delivery.id),
+        UpdateExpression: 'SET nextAttemptAt = :until, updatedAt = :updatedAt, gsi2pk = :outboxPk, gsi2sk = :outboxSk',
+        ConditionExpression: `${pendingCondition} AND ${leaseFree}`,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':pending': 'pending',
+          ':attempts': delivery.attempts,
+          ':now': at.now,
+          ':until': at.until,
+          ':updatedAt': new Date(at.now).toISOString(),
+          ':outboxPk': outbox.gsi2pk,
+          ':outboxSk': outbox.gsi2sk,
+        },
+      }),
+    ),
+  );
+}
+
 /** What became of a claimed attempt (or of a delivery that cannot be attempted at all). */
 export type AttemptRecord =
   | { status: 'succeeded'; httpStatus: number }

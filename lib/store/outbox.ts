@@ -11,6 +11,8 @@ import { keys } from './keys';
 
 export interface OutboxEntry {
   deliveryId: string;
+  /** The delivery's partner (its message's group in the fair queue). */
+  partnerId: string;
   /** The entry's sort key as read (`<relayAfter ISO>#<deliveryId>`): a lease is conditional on it. */
   sortKey: string;
   relayAfter: string;
@@ -33,14 +35,14 @@ export async function* outboxEntries(upTo: string | undefined): AsyncGenerator<O
         IndexName: 'gsi2',
         KeyConditionExpression: upTo === undefined ? 'gsi2pk = :outbox' : 'gsi2pk = :outbox AND gsi2sk <= :upTo',
         ExpressionAttributeValues: { ':outbox': keys.outbox, ...(upTo === undefined ? {} : { ':upTo': `${upTo}#\uffff` }) },
-        ProjectionExpression: 'id, gsi2sk, attempts',
+        ProjectionExpression: 'id, partnerId, gsi2sk, attempts',
         Limit: PAGE_SIZE,
         ExclusiveStartKey: startKey,
       }),
     );
     const entries = (page.Items ?? []).map((item) => {
       const sortKey = item.gsi2sk as string;
-      return { deliveryId: item.id as string, sortKey, relayAfter: sortKey.slice(0, sortKey.indexOf('#')), attempts: item.attempts as number };
+      return { deliveryId: item.id as string, partnerId: item.partnerId as string, sortKey, relayAfter: sortKey.slice(0, sortKey.indexOf('#')), attempts: item.attempts as number };
     });
     if (entries.length > 0) yield entries;
     startKey = page.LastEvaluatedKey;

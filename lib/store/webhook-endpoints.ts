@@ -3,13 +3,14 @@
  * `WEBHOOK_ENDPOINT#<id>`), listed by `begins_with(sk)`. The signing secret is stored sealed
  * (`lib/secrets`, purpose `webhook`) in `secret`, and never leaves the store except to sign a delivery.
  */
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditEvent } from '../domain/audit';
+import { type BreakerState, NEW_ENDPOINT_BREAKER } from '../domain/endpoint-breaker';
 import { errors } from '../domain/errors';
 import type { PartnerEvent, WebhookEndpoint } from '../domain/webhooks';
 import type { SealedSecret } from '../secrets/secret-box';
 import { putAuditEvent } from './audit-events';
-import { failedConditions } from './conditions';
+import { failedConditions, writeIfCondition } from './conditions';
 import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
 import { transactWrite } from './transact';
@@ -86,15 +87,60 @@ export async function createWebhookEndpoint(endpoint: WebhookEndpoint, secret: S
   }
 }
 
-/** An endpoint and its sealed secret (to sign a delivery), or `undefined` once it is deleted. Strongly consistent. */
+/** An endpoint's breaker as stored on its item, with the revision a write of it is conditional on. */
+export interface StoredBreaker {
+  state: BreakerState;
+  revision: number;
+}
+
+const toStoredBreaker = (item: Record<string, unknown>): StoredBreaker => ({
+  state: { ...NEW_ENDPOINT_BREAKER, ...(item.breaker as Partial<BreakerState> | undefined) },
+  revision: (item.breakerRevision as number | undefined) ?? 0,
+});
+
+/**
+ * An endpoint, its sealed secret (to sign a delivery) and its breaker, or `undefined` once it is deleted.
+ * Strongly consistent.
+ */
 export async function getWebhookEndpointWithSecret(
   partnerId: string,
   endpointId: string,
-): Promise<{ endpoint: WebhookEndpoint; secret: SealedSecret } | undefined> {
+): Promise<{ endpoint: WebhookEndpoint; secret: SealedSecret; breaker: StoredBreaker } | undefined> {
   const { Item } = await documentClient.send(
     new GetCommand({ TableName: tableName, Key: keys.webhookEndpoint(partnerId, endpointId), ConsistentRead: true }),
   );
-  return Item === undefined ? undefined : { endpoint: toWebhookEndpoint(Item), secret: Item.secret as SealedSecret };
+  return Item === undefined ? undefined : { endpoint: toWebhookEndpoint(Item), secret: Item.secret as SealedSecret, breaker: toStoredBreaker(Item) };
+}
+
+/** An endpoint's breaker (strongly consistent), or `undefined` once the endpoint is deleted. */
+export async function getBreaker(partnerId: string, endpointId: string): Promise<StoredBreaker | undefined> {
+  const { Item } = await documentClient.send(
+    new GetCommand({
+      TableName: tableName,
+      Key: keys.webhookEndpoint(partnerId, endpointId),
+      ConsistentRead: true,
+      ProjectionExpression: 'breaker, breakerRevision',
+    }),
+  );
+  return Item === undefined ? undefined : toStoredBreaker(Item);
+}
+
+/**
+ * Writes an endpoint's breaker if it is still at the revision it was decided from (and the endpoint still
+ * exists); `false` otherwise (another consumer changed it first: read again and decide again).
+ */
+export function putBreaker(partnerId: string, endpointId: string, state: BreakerState, readRevision: number): Promise<boolean> {
+  return writeIfCondition(
+    documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.webhookEndpoint(partnerId, endpointId),
+        UpdateExpression: 'SET breaker = :state, breakerRevision = :next',
+        ConditionExpression: `attribute_exists(pk) AND ${readRevision === 0 ? 'attribute_not_exists(breakerRevision)' : 'breakerRevision = :read'}`,
+        ExpressionAttributeValues: { ':state': state, ':next': readRevision + 1, ...(readRevision === 0 ? {} : { ':read': readRevision }) },
+      }),
+    ),
+  );
 }
 
 /**

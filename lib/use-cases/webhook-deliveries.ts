@@ -7,6 +7,7 @@
  * was read, and every outcome is recorded together with its audit event in one transaction.
  */
 import { type AuditEvent, type AuditEventType, newAuditEvent } from '../domain/audit';
+import { admit, afterAttempt, type BreakerSettings, type BreakerState, startProbe, withoutProbe } from '../domain/endpoint-breaker';
 import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { isDelivered, MAX_DELIVERY_ATTEMPTS, retryDelayMs, type DeliveryStatus, type WebhookDelivery } from '../domain/webhooks';
@@ -15,6 +16,7 @@ import * as deliveries from '../store/deliveries';
 import type { Page } from '../store/paging';
 import * as partners from '../store/partners';
 import type * as endpoints from '../store/webhook-endpoints';
+import type { StoredBreaker } from '../store/webhook-endpoints';
 import type { WebhookSender } from '../webhooks/http-sender';
 import { type DeliveryQueue, MAX_DELAY_SECONDS } from '../webhooks/queue';
 import { webhookHeaders } from '../webhooks/signing';
@@ -30,10 +32,19 @@ const ATTEMPT_LEASE_MS = 60_000;
 const DUE_TOLERANCE_MS = 500;
 
 
+/** Endpoints' circuit breakers, kept on their items (conditional on the revision read). */
+export interface BreakerStore {
+  getBreaker(partnerId: string, endpointId: string): Promise<StoredBreaker | undefined>;
+  putBreaker(partnerId: string, endpointId: string, state: BreakerState, readRevision: number): Promise<boolean>;
+}
+
 /** The adapters of the consumer, wired in `lib/adapters/`; tests build variants (fake queue, short timeout, clock). */
 export interface WebhookDeliveryDeps {
-  deliveries: Pick<typeof deliveries, 'getDelivery' | 'claimAttempt' | 'recordAttempt'>;
+  deliveries: Pick<typeof deliveries, 'getDelivery' | 'claimAttempt' | 'recordAttempt' | 'deferDelivery'>;
   endpoints: Pick<typeof endpoints, 'getWebhookEndpointWithSecret'>;
+  breakers: BreakerStore;
+  /** The breakers' timings (`breakerSettings` of the sender's timeout). */
+  breakerSettings: BreakerSettings;
   /** Opens an endpoint's sealed secret (`secretBox.open`, purpose webhook): only to sign. */
   openSecret: (sealed: SealedSecret) => Promise<string>;
   queue: DeliveryQueue;
@@ -51,12 +62,27 @@ export interface WebhookDeliveryDeps {
 /** A queue message may arrive this much before its retry is due: its delay is the backoff rounded down to seconds. */
 const QUEUE_DELAY_GRANULARITY_MS = 1_000;
 
+/**
+ * How long a delivery may wait on its endpoint's open breaker, counted from its creation: past this it is
+ * failed without a further attempt (recorded and audited, left for resend), as after its last attempt.
+ */
+export const MAX_BREAKER_WAIT_MS = 24 * 60 * 60_000;
+
+/** What the attempt did to its endpoint's breaker (for the consumer's metrics). */
+export type BreakerChange = 'opened' | 'closed' | 'unchanged' | 'not-recorded';
+
 /** What one message did, for the consumer's log line and for tests. */
 export type DeliveryStep =
   | { outcome: 'unknown' | 'finished' | 'not-due' | 'superseded' }
-  | { outcome: 'succeeded'; attempt: number; httpStatus: number }
-  | { outcome: 'retry-scheduled'; attempt: number; httpStatus: number | null; delaySeconds: number; enqueued: boolean }
-  | { outcome: 'failed'; attempt: number; httpStatus: number | null; error: string };
+  | { outcome: 'deferred'; reason: 'open' | 'probing'; until: number; enqueued: boolean }
+  | { outcome: 'succeeded'; attempt: number; httpStatus: number; probe: boolean; breaker: BreakerChange }
+  | { outcome: 'retry-scheduled'; attempt: number; httpStatus: number | null; delaySeconds: number; enqueued: boolean; probe: boolean; breaker: BreakerChange }
+  | { outcome: 'failed'; attempt: number; httpStatus: number | null; error: string; probe?: boolean; breaker?: BreakerChange };
+
+/** The breaker's say on this message: attempt (as the probe, or freely), or defer. */
+type Gate =
+  | { kind: 'attempt'; probe: boolean; breaker: StoredBreaker }
+  | { kind: 'defer'; until: number; reason: 'open' | 'probing' };
 
 const auditOf = (delivery: WebhookDelivery, type: AuditEventType, at: number, details: AuditEvent['details']): AuditEvent =>
   newAuditEvent(
@@ -79,15 +105,22 @@ const answerError = (httpStatus: number) =>
  * 1. read the delivery (strongly consistent); unknown or finished: nothing to do (the message is acknowledged);
  * 2. a delivery that cannot be attempted is failed at once, with its audit event (atomic): its endpoint was
  *    deleted, or its last attempt was claimed but never reported back (the consumer stopped mid-attempt);
- * 3. open the endpoint's secret (before claiming, so an unavailable key costs no attempt);
- * 4. claim the next attempt (atomic, conditional: still pending, no attempt claimed since step 1, no lease
- *    running, backoff over); if another consumer has it or the message is early, stop here;
- * 5. POST the signed body (the URL is checked again, its resolved addresses pinned);
- * 6. record the outcome and its audit event (one transaction, conditional on this attempt being the current
+ * 3. ask the endpoint's circuit breaker (lib/domain/endpoint-breaker.ts): closed, go on; probing with no probe
+ *    running, go on as the probe if this consumer wins the probe's lease (a conditional write); open, or a
+ *    probe running: defer the delivery (attempt count unchanged, next attempt due later, a delayed message),
+ *    and stop; a delivery that has waited on the breaker for {@link MAX_BREAKER_WAIT_MS} is failed instead;
+ * 4. open the endpoint's secret (before claiming, so an unavailable key costs no attempt);
+ * 5. claim the next attempt (atomic, conditional: still pending, no attempt claimed since step 1, no lease
+ *    running, backoff over); if another consumer has it or the message is early, stop here (giving back a
+ *    probe's lease);
+ * 6. POST the signed body (the URL is checked again, its resolved addresses pinned);
+ * 7. record the outcome and its audit event (one transaction, conditional on this attempt being the current
  *    one): 2xx → succeeded; else failed after the last attempt, or pending with the next attempt's due time;
- * 7. schedule the next attempt: a queue message delayed by the backoff in whole seconds, rounded down (the
- *    consumer waits out the rest before step 4, so the backoff is exact). Were this process to stop between 6
- *    and 7, the outbox relay's sweep finds the delivery once that message is overdue and enqueues it again.
+ *    then the breaker's new state (an answer closes it, a timeout opens it: conditional on its revision, read
+ *    again on a conflict; a failure to write it is reported in the step, not thrown, as the attempt is recorded);
+ * 8. schedule the next attempt: a queue message delayed by the backoff in whole seconds, rounded down (the
+ *    consumer waits out the rest before step 5, so the backoff is exact). Were this process to stop between 7
+ *    and 8, the outbox relay's sweep finds the delivery once that message is overdue and enqueues it again.
  * Errors of the table, the key or the queue are thrown: the message is retried, then dead-lettered.
  */
 export async function deliverWebhook(deps: WebhookDeliveryDeps, deliveryId: string): Promise<DeliveryStep> {
@@ -108,6 +141,9 @@ export async function deliverWebhook(deps: WebhookDeliveryDeps, deliveryId: stri
     return failWithoutAttempt(deps, delivery, error);
   }
 
+  const gate = await passBreaker(deps, delivery, found.breaker);
+  if (gate.kind === 'defer') return deferOnBreaker(deps, delivery, gate);
+
   const secret = await deps.openSecret(found.secret);
   const claimedAt = deps.now();
   const claimed = await deps.deliveries.claimAttempt(delivery, {
@@ -115,7 +151,10 @@ export async function deliverWebhook(deps: WebhookDeliveryDeps, deliveryId: stri
     dueBy: claimedAt + DUE_TOLERANCE_MS,
     leaseUntil: claimedAt + ATTEMPT_LEASE_MS,
   });
-  if (!claimed) return { outcome: 'not-due' };
+  if (!claimed) {
+    if (gate.probe) await deps.breakers.putBreaker(delivery.partnerId, delivery.endpointId, withoutProbe(gate.breaker.state), gate.breaker.revision);
+    return { outcome: 'not-due' };
+  }
   const attempt = delivery.attempts + 1;
 
   const result = await deps.send({
@@ -127,17 +166,20 @@ export async function deliverWebhook(deps: WebhookDeliveryDeps, deliveryId: stri
   const now = deps.now();
   const claimedDelivery = { id: delivery.id, attempts: attempt };
   const httpStatus = 'httpStatus' in result ? result.httpStatus : null;
+  const timedOut = 'timedOut' in result && result.timedOut === true;
+  const probe = gate.probe;
+  const updateBreaker = () => recordOnBreaker(deps, delivery, gate.breaker, { probe, timedOut });
   if (httpStatus !== null && isDelivered(httpStatus)) {
     const audit = auditOf(delivery, 'webhook_delivery.succeeded', now, { attempt, http_status: httpStatus });
     const recorded = await deps.deliveries.recordAttempt(claimedDelivery, { status: 'succeeded', httpStatus }, audit, { now });
-    return recorded ? { outcome: 'succeeded', attempt, httpStatus } : { outcome: 'superseded' };
+    return recorded ? { outcome: 'succeeded', attempt, httpStatus, probe, breaker: await updateBreaker() } : { outcome: 'superseded' };
   }
 
   const error = 'error' in result ? result.error : answerError(httpStatus ?? 0);
   if (attempt >= MAX_DELIVERY_ATTEMPTS) {
     const audit = auditOf(delivery, 'webhook_delivery.failed', now, { attempt, http_status: httpStatus, error });
     const recorded = await deps.deliveries.recordAttempt(claimedDelivery, { status: 'failed', httpStatus, error }, audit, { now });
-    return recorded ? { outcome: 'failed', attempt, httpStatus, error } : { outcome: 'superseded' };
+    return recorded ? { outcome: 'failed', attempt, httpStatus, error, probe, breaker: await updateBreaker() } : { outcome: 'superseded' };
   }
 
   const delayMs = retryDelayMs(attempt, deps.retryBaseMs, deps.random());
@@ -151,11 +193,84 @@ export async function deliverWebhook(deps: WebhookDeliveryDeps, deliveryId: stri
   });
   const recorded = await deps.deliveries.recordAttempt(claimedDelivery, { status: 'pending', httpStatus, error, nextAttemptAt }, audit, { now });
   if (!recorded) return { outcome: 'superseded' };
+  const breaker = await updateBreaker();
   // Sent only after the outcome is recorded, so the message can never arrive before its attempt is claimable.
   // A backoff longer than a queue message can be delayed is left to the outbox relay's sweep.
   const enqueued = delaySeconds <= MAX_DELAY_SECONDS;
-  if (enqueued) await deps.queue.send({ deliveryId: delivery.id }, delaySeconds);
-  return { outcome: 'retry-scheduled', attempt, httpStatus, delaySeconds, enqueued };
+  if (enqueued) await deps.queue.send({ deliveryId: delivery.id, partnerId: delivery.partnerId }, delaySeconds);
+  return { outcome: 'retry-scheduled', attempt, httpStatus, delaySeconds, enqueued, probe, breaker };
+}
+
+/** How many times a breaker decision is read again after losing a conditional write to another consumer. */
+const BREAKER_WRITE_TRIES = 3;
+
+/**
+ * Step 3: the breaker's decision for this delivery. To go as the probe, this consumer must win the probe's
+ * lease (a write conditional on the breaker's revision); losing it, it reads the breaker again and decides
+ * again (another consumer's probe is now running: defer).
+ */
+async function passBreaker(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, read: StoredBreaker): Promise<Gate> {
+  let breaker: StoredBreaker | undefined = read;
+  for (let tries = 0; breaker !== undefined && tries < BREAKER_WRITE_TRIES; tries += 1) {
+    const now = deps.now();
+    const admission = admit(breaker.state, now, deps.breakerSettings);
+    if (admission.kind === 'attempt') return { kind: 'attempt', probe: false, breaker };
+    if (admission.kind === 'defer') return admission;
+    const probing = startProbe(breaker.state, now, deps.breakerSettings);
+    if (await deps.breakers.putBreaker(delivery.partnerId, delivery.endpointId, probing, breaker.revision)) {
+      return { kind: 'attempt', probe: true, breaker: { state: probing, revision: breaker.revision + 1 } };
+    }
+    breaker = await deps.breakers.getBreaker(delivery.partnerId, delivery.endpointId);
+  }
+  // Lost every race (or the endpoint was deleted meanwhile: the next look fails the delivery): look again soon.
+  return { kind: 'defer', until: deps.now() + deps.breakerSettings.youngProbeMs, reason: 'probing' };
+}
+
+/**
+ * Step 3, deferring: the delivery's next attempt is due a little after the breaker's `until` (jittered, so the
+ * deliveries waiting on one endpoint do not come back at one moment), by a write conditional on the delivery
+ * being as read, then a message delayed until then (beyond SQS's longest delay, the outbox sweep sends it).
+ * A delivery that has waited on the breaker past {@link MAX_BREAKER_WAIT_MS} is failed instead.
+ */
+async function deferOnBreaker(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, gate: Extract<Gate, { kind: 'defer' }>): Promise<DeliveryStep> {
+  const now = deps.now();
+  if (now - Date.parse(delivery.createdAt) > MAX_BREAKER_WAIT_MS) {
+    return failWithoutAttempt(deps, delivery, `Not attempted again: the endpoint kept timing out, its circuit breaker open for over ${MAX_BREAKER_WAIT_MS / 3_600_000} h`);
+  }
+  const wait = Math.max(0, gate.until - now);
+  const spread = Math.max(deps.breakerSettings.youngProbeMs / 2, wait / 5);
+  const until = now + wait + Math.round(deps.random() * spread);
+  if (!(await deps.deliveries.deferDelivery(delivery, { now, until }))) return { outcome: 'not-due' };
+  const delaySeconds = Math.ceil((until - now) / 1000);
+  const enqueued = delaySeconds <= MAX_DELAY_SECONDS;
+  if (enqueued) await deps.queue.send({ deliveryId: delivery.id, partnerId: delivery.partnerId }, delaySeconds);
+  return { outcome: 'deferred', reason: gate.reason, until, enqueued };
+}
+
+/**
+ * Step 7's breaker part: its state after this attempt, written conditional on the revision read; on a conflict
+ * read again (this attempt still counts as the probe only while its probe is the one on record). Never throws:
+ * the attempt is already recorded, and a breaker not updated only costs an attempt or a deferral.
+ */
+async function recordOnBreaker(
+  deps: WebhookDeliveryDeps,
+  delivery: WebhookDelivery,
+  read: StoredBreaker,
+  attempt: { probe: boolean; timedOut: boolean },
+): Promise<BreakerChange> {
+  try {
+    let breaker: StoredBreaker | undefined = read;
+    for (let tries = 0; breaker !== undefined && tries < BREAKER_WRITE_TRIES; tries += 1) {
+      const probe = attempt.probe && breaker.state.probeStartedAt === read.state.probeStartedAt;
+      const next = afterAttempt(breaker.state, { probe, timedOut: attempt.timedOut }, deps.now(), deps.breakerSettings);
+      if (next === undefined) return 'unchanged';
+      if (await deps.breakers.putBreaker(delivery.partnerId, delivery.endpointId, next, breaker.revision)) return attempt.timedOut ? 'opened' : 'closed';
+      breaker = await deps.breakers.getBreaker(delivery.partnerId, delivery.endpointId);
+    }
+    return breaker === undefined ? 'unchanged' : 'not-recorded';
+  } catch {
+    return 'not-recorded';
+  }
 }
 
 /** Fails a pending delivery that no attempt is running on, without an attempt (step 2 above). */

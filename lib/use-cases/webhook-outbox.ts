@@ -36,13 +36,14 @@ export const SWEEP_LEASE_MS = 5 * 60_000;
 const SWEEP_MAX_ENTRIES = 1_000;
 
 /** Whether a stream image is a delivery just created and not yet attempted: what the relay enqueues. */
-export function isNewPendingDelivery(image: Record<string, unknown> | undefined): image is { id: string } {
+export function isNewPendingDelivery(image: Record<string, unknown> | undefined): image is { id: string; partnerId: string } {
   return (
     image !== undefined &&
     image.entity === 'webhookDelivery' &&
     image.status === 'pending' &&
     image.attempts === 0 &&
-    typeof image.id === 'string'
+    typeof image.id === 'string' &&
+    typeof image.partnerId === 'string'
   );
 }
 
@@ -52,7 +53,7 @@ export function isNewPendingDelivery(image: Record<string, unknown> | undefined)
  */
 export async function relayNewDelivery(deps: Pick<OutboxDeps, 'deliveryQueue'>, image: Record<string, unknown> | undefined): Promise<boolean> {
   if (!isNewPendingDelivery(image)) return false;
-  await deps.deliveryQueue.send({ deliveryId: image.id }, 0);
+  await deps.deliveryQueue.send({ deliveryId: image.id, partnerId: image.partnerId }, 0);
   return true;
 }
 
@@ -93,7 +94,7 @@ export async function sweepOutbox(deps: OutboxDeps, options: SweepOptions): Prom
       return;
     }
     try {
-      await deps.deliveryQueue.send({ deliveryId: entry.deliveryId }, 0);
+      await deps.deliveryQueue.send({ deliveryId: entry.deliveryId, partnerId: entry.partnerId }, 0);
       result.relayed.push(entry.deliveryId);
     } catch (error) {
       result.failed.push({ deliveryId: entry.deliveryId, error });

@@ -17,8 +17,11 @@ export interface WebhookRequest {
   body: string;
 }
 
-/** The partner's HTTP status, or why there is none (refused URL, DNS, connection, TLS, timeout). */
-export type SendResult = { httpStatus: number } | { error: string };
+/**
+ * The partner's HTTP status, or why there is none (refused URL, DNS, connection, TLS, timeout); `timedOut` when
+ * the partner held the attempt for the whole timeout (what the endpoint's circuit breaker counts).
+ */
+export type SendResult = { httpStatus: number } | { error: string; timedOut?: boolean };
 
 export type WebhookSender = (request: WebhookRequest) => Promise<SendResult>;
 
@@ -85,7 +88,7 @@ export function createHttpSender(options: { policy: UrlPolicy; timeoutMs?: numbe
       });
       outgoing.on('error', (error) => {
         clearTimeout(timer);
-        settle({ error: describe(error, timeoutMs) });
+        settle(error instanceof AttemptTimeout ? { error: describe(error, timeoutMs), timedOut: true } : { error: describe(error, timeoutMs) });
       });
       outgoing.end(request.body);
     });

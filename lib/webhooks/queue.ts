@@ -8,6 +8,8 @@ export const MAX_DELAY_SECONDS = 900;
 
 export interface DeliveryMessage {
   deliveryId: string;
+  /** The delivery's partner: the message's group (`MessageGroupId`), its tenant in the fair queue (decisions.md §8). */
+  partnerId: string;
 }
 
 export interface DeliveryQueue {

@@ -33,7 +33,13 @@ export function sqsDeliveryQueue(client: SQSClient, queueUrl: string | undefined
         throw new RangeError(`delaySeconds must be a whole number 0-${MAX_DELAY_SECONDS}, got ${delaySeconds}`);
       }
       await client.send(
-        new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify({ deliveryId: message.deliveryId }), DelaySeconds: delaySeconds }),
+        new SendMessageCommand({
+          QueueUrl: queueUrl,
+          MessageBody: JSON.stringify({ deliveryId: message.deliveryId }),
+          DelaySeconds: delaySeconds,
+          // A standard queue with a group id on every message is an SQS fair queue: the partner is the tenant.
+          MessageGroupId: message.partnerId,
+        }),
       );
     },
   };

@@ -54,10 +54,11 @@ describe('the local queue front (SQS JSON protocol)', () => {
   it('accepts the service adapter’s SendMessage (the SDK checks the MD5) and hands the message to the consumer', async () => {
     const adapter = sqsDeliveryQueue(client, front.queueUrl);
 
-    await adapter.send({ deliveryId: 'dlv_roundtrip1' }, 0);
+    await adapter.send({ deliveryId: 'dlv_roundtrip1', partnerId: 'ptn_roundtrip' }, 0);
     const { record } = await waitForBody('{"deliveryId":"dlv_roundtrip1"}', 2_000);
 
     expect(record.eventSource).toBe('aws:sqs');
+    expect(record.attributes.MessageGroupId).toBe('ptn_roundtrip');
     expect(record.md5OfBody).toBe(createHash('md5').update('{"deliveryId":"dlv_roundtrip1"}').digest('hex'));
   });
 
@@ -85,7 +86,7 @@ describe('the local queue front (SQS JSON protocol)', () => {
     expect(at - sentAt).toBeGreaterThanOrEqual(1_000);
   });
 
-  it('answers SQS errors the SDK understands: an unknown queue, a delay out of range', async () => {
+  it('answers SQS errors the SDK understands: an unknown queue, a delay out of range, a message group id SQS refuses', async () => {
     const unknownQueue = front.queueUrl.replace(/partner-webhooks$/, 'no-such-queue');
 
     await expect(client.send(new SendMessageCommand({ QueueUrl: unknownQueue, MessageBody: 'x' }))).rejects.toBeInstanceOf(QueueDoesNotExist);
@@ -93,6 +94,12 @@ describe('the local queue front (SQS JSON protocol)', () => {
       name: 'InvalidParameterValue',
       $metadata: { httpStatusCode: 400 },
     });
+    for (const MessageGroupId of ['', 'with space', 'é', 'x'.repeat(129)]) {
+      await expect(client.send(new SendMessageCommand({ QueueUrl: front.queueUrl, MessageBody: 'x', MessageGroupId }))).rejects.toMatchObject({
+        name: 'InvalidParameterValue',
+        $metadata: { httpStatusCode: 400 },
+      });
+    }
     expect(received.some((entry) => entry.record.body === 'x')).toBe(false);
   });
 

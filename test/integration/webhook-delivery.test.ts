@@ -212,8 +212,8 @@ describe('a delivery that keeps failing', () => {
 
     // Assert
     expect(sent).toEqual([
-      { message: { deliveryId: delivery.id }, delaySeconds: 1 },
-      { message: { deliveryId: delivery.id }, delaySeconds: 4 },
+      { message: { deliveryId: delivery.id, partnerId: partner.partnerId }, delaySeconds: 1 },
+      { message: { deliveryId: delivery.id, partnerId: partner.partnerId }, delaySeconds: 4 },
     ]);
     expect(afterFirst).toMatchObject({ status: 'pending', attempts: 1, lastHttpStatus: 500, gsi2pk: 'OUTBOX' });
     // The outbox entry waits past the retry's due time, so the relay's sweep does not send it early.
@@ -280,7 +280,9 @@ describe('a delivery that keeps failing', () => {
   });
 
   it('cuts off a receiver that does not answer within the timeout and counts it as a failed attempt', async () => {
-    const delivery = await newDelivery();
+    // An endpoint of its own: the timeout opens its breaker, which would hold back the other tests' deliveries.
+    const hanging = await createEndpoint(receiver.url('/hangs'));
+    const delivery = await newDelivery(hanging.id);
     receiver.answer({ hang: true });
     const { consume, sent } = consumer({ timeoutMs: 300 });
 

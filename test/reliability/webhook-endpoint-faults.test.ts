@@ -5,8 +5,9 @@
  * pipeline (outbox → stream relay → queue with SQS semantics → consumer), all at once, so the failing attempts share
  * consumer batches with the healthy ones.
  *
- * Each failing delivery gets exactly 3 attempts, spaced by the backoff (×1, ×4 the base, ±20 %), then is `failed`
- * with the documented `last_http_status`/`last_error` and an audit row per attempt; nothing crashes (no batch item
+ * Each failing delivery gets exactly 3 attempts, spaced at least by the backoff (×1, ×4 the base, ±20 %), then is `failed`
+ * with the documented `last_http_status`/`last_error` and an audit row per attempt (the hanging endpoint's attempts one
+ * at a time, as its circuit breaker's probes, so they come later than the backoff); nothing crashes (no batch item
  * failure, no dead letter), no 4th attempt comes on its own, and the healthy deliveries are delivered once, at once.
  *
  * Short settings where the code takes them: `WEBHOOK_RETRY_BASE_MS` (env) and the sender's timeout (the consumer's
@@ -50,6 +51,7 @@ const { TestApi } = await import('../support/api');
 const { createHandler } = await import('../../functions/webhook-delivery');
 const { webhookDeliveryDeps } = await import('../../lib/adapters/webhook-deliveries');
 const { createHttpSender } = await import('../../lib/webhooks/http-sender');
+const { breakerSettings } = await import('../../lib/domain/endpoint-breaker');
 const relay = (await import('../../functions/outbox-relay')).handler as StreamHandler;
 const sweep = (await import('../../functions/outbox-sweep')).handler as SweepHandler;
 const { eventBody, intentObject, pendingTransaction, signed } = await import('../support/processor-events');
@@ -57,7 +59,12 @@ const { sleep, until } = await import('../support/reliability-tools');
 
 /** The real consumer with a short attempt timeout; it records what it could not process (there must be nothing). */
 const unprocessed: string[] = [];
-const deliver = createHandler({ ...webhookDeliveryDeps, send: createHttpSender({ policy: { allowInsecure: true }, timeoutMs: ATTEMPT_TIMEOUT_MS }) });
+const deliver = createHandler({
+  ...webhookDeliveryDeps,
+  send: createHttpSender({ policy: { allowInsecure: true }, timeoutMs: ATTEMPT_TIMEOUT_MS }),
+  // The hanging endpoint's breaker, on this test's scale: its cool-downs 0.5 s, 1 s, then at most 2 s.
+  breakerSettings: { ...breakerSettings(ATTEMPT_TIMEOUT_MS), firstCooldownMs: 500, maxCooldownMs: 2_000 },
+});
 const consumer: SqsConsumer = async (event, context) => {
   try {
     const response = await deliver(event, context);
@@ -141,13 +148,14 @@ describe('partner endpoints that time out, answer 500 or redirect, beside health
       ...[1, 2, 3].map((i) => succeededPayment(troubled, troubledClient, 1_000 + i)),
       ...[1, 2, 3, 4, 5, 6].map((i) => succeededPayment(bystander, bystanderClient, 2_000 + i)),
     ]);
-    const settled = async (partner: Credentials, count: number) =>
+    const settled = async (partner: Credentials, count: number, withinMs: number) =>
       until(`${count} finished deliveries`, async () => {
         const found = await deliveriesOf(partner);
         return found.length === count && found.every((delivery) => delivery.status !== 'pending') ? found : undefined;
-      }, 30_000, 100);
-    const bystanderDeliveries = await settled(bystander, 6);
-    const troubledDeliveries = await settled(troubled, 12);
+      }, withinMs, 100);
+    const bystanderDeliveries = await settled(bystander, 6, 30_000);
+    // The hanging endpoint's 9 attempts go one at a time (its breaker's probes), each held for the timeout.
+    const troubledDeliveries = await settled(troubled, 12, 75_000);
     // No attempt comes on its own afterwards: not from a retry message, not from the sweep.
     const requestsBefore = receiver.requests.length;
     await pipeline.sweepNow();
@@ -199,9 +207,13 @@ describe('partner endpoints that time out, answer 500 or redirect, beside health
         expect(arrivals[2]?.at).toBeGreaterThanOrEqual(Date.parse(secondFailure.details.next_attempt_at));
       }
     }
+    // The hanging endpoint never had two attempts at once: each went as its breaker's probe, after the last timed out.
+    const hangArrivals = receiver.arrivals(failing.hang.path).map((arrival) => arrival.at);
+    expect(hangArrivals).toHaveLength(9);
+    for (let i = 1; i < hangArrivals.length; i += 1) expect((hangArrivals[i] ?? 0) - (hangArrivals[i - 1] ?? 0)).toBeGreaterThanOrEqual(ATTEMPT_TIMEOUT_MS);
     // The redirect was never followed; nothing crashed or was dead-lettered.
     expect(receiver.arrivals('/moved')).toEqual([]);
     expect(unprocessed).toEqual([]);
     expect(pipeline.queue.deadLetters()).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 });

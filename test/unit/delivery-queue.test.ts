@@ -218,3 +218,54 @@ describe('the local delivery queue', () => {
     expect(batches).toHaveLength(1);
   });
 });
+
+describe('the local delivery queue, fair per partner (an SQS fair queue)', () => {
+  it('carries each message’s group as MessageGroupId', async () => {
+    const clock = new TestClock();
+    const { consumer, received } = recordingConsumer();
+    const queue = queueWith(consumer, clock);
+
+    queue.sendMessage('{"deliveryId":"dlv_1"}', 0, 'ptn_a');
+    await clock.advance(0);
+
+    expect(received()[0]?.attributes.MessageGroupId).toBe('ptn_a');
+  });
+
+  it('hands a quiet partner’s message to the next free consumer before a noisy partner’s backlog', async () => {
+    // Arrange: partner A's batches hold the consumer 10 s each (a slow endpoint); B is quiet
+    const clock = new TestClock();
+    const order: string[] = [];
+    const consumer: SqsConsumer = async (event) => {
+      order.push(...event.Records.map((record) => record.body));
+      if (event.Records.some((record) => record.attributes.MessageGroupId === 'ptn_a')) {
+        await new Promise<void>((resolve) => clock.schedule(resolve, 10_000));
+      }
+      return { batchItemFailures: [] };
+    };
+    const queue = queueWith(consumer, clock, { maxConcurrency: 2 });
+    for (let i = 0; i < 100; i += 1) queue.sendMessage(`a${i}`, 0, 'ptn_a');
+    await clock.advance(0);
+    expect(order).toHaveLength(20); // both consumers busy with A
+
+    // Act: B's message arrives behind A's 80 waiting ones
+    clock.schedule(() => undefined, 1);
+    queue.sendMessage('b0', 0, 'ptn_b');
+    await clock.advance(10_000);
+
+    // Assert: the first batch after A's frees a consumer starts with B's message, not A's oldest
+    expect(order[20]).toBe('b0');
+  });
+
+  it('keeps oldest-first order when no partner is noisy', async () => {
+    const clock = new TestClock();
+    const { consumer, received } = recordingConsumer();
+    const queue = queueWith(consumer, clock);
+    queue.sendMessage('first', 0, 'ptn_a');
+    queue.sendMessage('second', 0, 'ptn_b');
+    queue.sendMessage('third', 0, 'ptn_a');
+
+    await clock.advance(0);
+
+    expect(received().map((record) => record.body)).toEqual(['first', 'second', 'third']);
+  });
+});

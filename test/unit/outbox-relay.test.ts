@@ -35,6 +35,7 @@ const delivery = (id: string, overrides: Record<string, unknown> = {}) => ({
   sk: 'DELIVERY',
   entity: 'webhookDelivery',
   id,
+  partnerId: 'ptn_relay',
   status: 'pending',
   attempts: 0,
   gsi2pk: 'OUTBOX',
@@ -54,7 +55,7 @@ function recordingQueue(failFor: Set<string> = new Set()) {
 }
 
 describe('the outbox relay handler', () => {
-  it('enqueues each new pending delivery, due at once, and nothing else on the stream', async () => {
+  it('enqueues each new pending delivery, due at once, its partner as the message group, and nothing else on the stream', async () => {
     const { queue, sent } = recordingQueue();
     const handler = createHandler({ deliveryQueue: queue });
 
@@ -74,8 +75,8 @@ describe('the outbox relay handler', () => {
 
     expect(response).toEqual({ batchItemFailures: [] });
     expect(sent).toEqual([
-      { message: { deliveryId: 'dlv_new1' }, delaySeconds: 0 },
-      { message: { deliveryId: 'dlv_new2' }, delaySeconds: 0 },
+      { message: { deliveryId: 'dlv_new1', partnerId: 'ptn_relay' }, delaySeconds: 0 },
+      { message: { deliveryId: 'dlv_new2', partnerId: 'ptn_relay' }, delaySeconds: 0 },
     ]);
   });
 

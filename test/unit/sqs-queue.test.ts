@@ -19,26 +19,28 @@ function recordingClient() {
 }
 
 describe('the SQS delivery queue adapter', () => {
-  it('sends the message as JSON with its delay to the configured queue', async () => {
+  it('sends the message as JSON with its delay to the configured queue, its partner as the message group (the fair queue’s tenant)', async () => {
     const { client, sent } = recordingClient();
 
-    await sqsDeliveryQueue(client, 'https://sqs.eu-west-1.amazonaws.com/123456789012/partner-webhooks').send({ deliveryId: 'dlv_1' }, 4);
+    await sqsDeliveryQueue(client, 'https://sqs.eu-west-1.amazonaws.com/123456789012/partner-webhooks').send({ deliveryId: 'dlv_1', partnerId: 'ptn_1' }, 4);
 
-    expect(sent).toEqual([{ QueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/partner-webhooks', MessageBody: '{"deliveryId":"dlv_1"}', DelaySeconds: 4 }]);
+    expect(sent).toEqual([
+      { QueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/partner-webhooks', MessageBody: '{"deliveryId":"dlv_1"}', DelaySeconds: 4, MessageGroupId: 'ptn_1' },
+    ]);
   });
 
   it.each([-1, 901, 1.5])('refuses a delay of %p seconds without sending', async (delaySeconds) => {
     const { client, sent } = recordingClient();
 
-    await expect(sqsDeliveryQueue(client, 'http://127.0.0.1:1/000000000000/q').send({ deliveryId: 'dlv_1' }, delaySeconds)).rejects.toThrow(RangeError);
+    await expect(sqsDeliveryQueue(client, 'http://127.0.0.1:1/000000000000/q').send({ deliveryId: 'dlv_1', partnerId: 'ptn_1' }, delaySeconds)).rejects.toThrow(RangeError);
     expect(sent).toEqual([]);
   });
 
   it('names WEBHOOK_QUEUE_URL when no queue is configured', async () => {
     const { client, sent } = recordingClient();
 
-    await expect(sqsDeliveryQueue(client, undefined).send({ deliveryId: 'dlv_1' }, 0)).rejects.toThrow(ConfigError);
-    await expect(sqsDeliveryQueue(client, undefined).send({ deliveryId: 'dlv_1' }, 0)).rejects.toThrow(/WEBHOOK_QUEUE_URL/);
+    await expect(sqsDeliveryQueue(client, undefined).send({ deliveryId: 'dlv_1', partnerId: 'ptn_1' }, 0)).rejects.toThrow(ConfigError);
+    await expect(sqsDeliveryQueue(client, undefined).send({ deliveryId: 'dlv_1', partnerId: 'ptn_1' }, 0)).rejects.toThrow(/WEBHOOK_QUEUE_URL/);
     expect(sent).toEqual([]);
   });
 });

@@ -1,0 +1,114 @@
+/**
+ * The circuit breaker of one partner webhook endpoint (decisions.md §8: one endpoint's timeouts do not hold the
+ * delivery consumer's capacity). Pure: the store keeps the state on the endpoint's item, the consumer asks
+ * {@link admit} before an attempt and {@link afterAttempt} after it.
+ *
+ * - **Closed** (the endpoint has answered, and has not timed out since): attempts go out freely, as many at once
+ *   as the queue hands over. A healthy endpoint costs no write here.
+ * - **Probing** (an endpoint that has never answered, or whose breaker's cool-down has passed): one attempt
+ *   at a time, the probe, under a lease. Other deliveries wait (deferred: their attempt count unchanged) until
+ *   the probe is over: briefly while it is young (a healthy endpoint answers a probe in milliseconds), until
+ *   the probe's lease ends once it has been running for a while (it is probably timing out).
+ * - **Open** (a probe, or an attempt while closed, timed out): nothing goes to the endpoint until the
+ *   cool-down ends; each probe that times out doubles it, up to 15 minutes ({@link breakerSettings}).
+ * Any answer in time (any HTTP status: a fast 500 costs the consumer nothing) closes the breaker; only timeouts
+ * open it. So a dead endpoint costs the consumer one attempt in flight at a time and a cheap deferral per
+ * waiting delivery, and a healthy one nothing.
+ */
+
+/** The breaker's state (epoch milliseconds; 0: not set). */
+export interface BreakerState {
+  /** The last answer in time (0: the endpoint has never answered). */
+  answeredAt: number;
+  /** Open until then (0: not open since the last answer). */
+  openUntil: number;
+  /** The last cool-down, doubled by the next probe that times out (0: none). */
+  cooldownMs: number;
+  /** A probe runs from `probeStartedAt` until at most `probeUntil` (its lease; 0: none). */
+  probeStartedAt: number;
+  probeUntil: number;
+}
+
+export const NEW_ENDPOINT_BREAKER: BreakerState = { answeredAt: 0, openUntil: 0, cooldownMs: 0, probeStartedAt: 0, probeUntil: 0 };
+
+/** The breaker's timings (tests shorten them with the sender's timeout). */
+export interface BreakerSettings {
+  /** The sender's timeout: a probe's outcome is known by then (plus {@link OUTCOME_MARGIN_MS}). */
+  attemptTimeoutMs: number;
+  /** While a probe is younger than this, waiting deliveries look again this soon after it started. */
+  youngProbeMs: number;
+  /** The first cool-down after a timeout; each probe that times out doubles it. */
+  firstCooldownMs: number;
+  /** The longest cool-down (SQS's longest message delay: a waiting delivery is deferred by one message). */
+  maxCooldownMs: number;
+}
+
+/** Time to record an attempt's outcome after the attempt: two writes. */
+const OUTCOME_MARGIN_MS = 1_000;
+/** A probe's lease runs this long past its attempt's timeout: only a consumer that stopped mid-probe lets it run out. */
+const PROBE_LEASE_MARGIN_MS = 5_000;
+
+export const breakerSettings = (attemptTimeoutMs: number): BreakerSettings => ({
+  attemptTimeoutMs,
+  youngProbeMs: 1_000,
+  firstCooldownMs: 5_000,
+  maxCooldownMs: 900_000,
+});
+
+export type Admission =
+  /** Closed: attempt. */
+  | { kind: 'attempt' }
+  /** Probing and no probe running: this attempt may be the probe, if it wins the probe's lease. */
+  | { kind: 'probe' }
+  /** Open, or a probe running: look again at `until`. */
+  | { kind: 'defer'; until: number; reason: 'open' | 'probing' };
+
+export const isClosed = (state: BreakerState) => state.answeredAt > 0 && state.openUntil === 0;
+
+/**
+ * What an attempt to the endpoint may do now. A delivery that waits on a running probe looks again soon after
+ * the probe started (a healthy endpoint has answered by then), else once its outcome should be recorded.
+ */
+export function admit(state: BreakerState, now: number, settings: BreakerSettings): Admission {
+  if (isClosed(state)) return { kind: 'attempt' };
+  if (now < state.openUntil) return { kind: 'defer', until: state.openUntil, reason: 'open' };
+  if (now < state.probeUntil) {
+    const youngUntil = state.probeStartedAt + settings.youngProbeMs;
+    const outcomeBy = Math.min(state.probeUntil, state.probeStartedAt + settings.attemptTimeoutMs + OUTCOME_MARGIN_MS);
+    return { kind: 'defer', until: now < youngUntil ? youngUntil : Math.max(outcomeBy, now + settings.youngProbeMs), reason: 'probing' };
+  }
+  return { kind: 'probe' };
+}
+
+/** The state with a probe started `now` (the write is conditional on the state it was decided from). */
+export const startProbe = (state: BreakerState, now: number, settings: BreakerSettings): BreakerState => ({
+  ...state,
+  probeStartedAt: now,
+  probeUntil: now + settings.attemptTimeoutMs + PROBE_LEASE_MARGIN_MS,
+});
+
+/**
+ * The state after an attempt that `probe`d or not, answered in time or timed out; `undefined` when nothing
+ * changes (no write: the common case of a closed breaker and an answer).
+ */
+export function afterAttempt(
+  state: BreakerState,
+  attempt: { probe: boolean; timedOut: boolean },
+  now: number,
+  settings: BreakerSettings,
+): BreakerState | undefined {
+  if (!attempt.timedOut) {
+    return isClosed(state) ? undefined : { ...NEW_ENDPOINT_BREAKER, answeredAt: now };
+  }
+  if (attempt.probe) {
+    const cooldownMs = Math.min(Math.max(state.cooldownMs * 2, settings.firstCooldownMs), settings.maxCooldownMs);
+    return { ...state, openUntil: now + cooldownMs, cooldownMs, probeStartedAt: 0, probeUntil: 0 };
+  }
+  // An attempt sent while the breaker was closed: the first timeout opens it; later ones (sent at the same
+  // time, before it opened) change nothing.
+  if (isClosed(state)) return { ...state, openUntil: now + settings.firstCooldownMs, cooldownMs: settings.firstCooldownMs };
+  return undefined;
+}
+
+/** A probe that never went out (its delivery was claimed by another consumer meanwhile): its lease is given back. */
+export const withoutProbe = (state: BreakerState): BreakerState => ({ ...state, probeStartedAt: 0, probeUntil: 0 });
