@@ -144,6 +144,14 @@ export class LocalDeliveryQueue {
     return this.messages.size;
   }
 
+  /** Messages that could be received now (neither delayed nor in flight): 0 once the consumer has caught up. */
+  visibleCount(): number {
+    const now = this.clock.now();
+    let visible = 0;
+    for (const message of this.messages.values()) if (message.visibleAt <= now) visible += 1;
+    return visible;
+  }
+
   /** Stops receiving, and resolves once the consumer batches already running have returned (and been settled). */
   async stop(): Promise<void> {
     this.stopped = true;

@@ -58,24 +58,28 @@ export const breakerSettings = (attemptTimeoutMs: number): BreakerSettings => ({
 export type Admission =
   /** Closed: attempt. */
   | { kind: 'attempt' }
+  /** Open, or a probe running: look again at `until` plus up to `spreadMs` (the waiting deliveries' jitter). */
+  | { kind: 'defer'; until: number; spreadMs: number; reason: 'open' | 'probing' }
   /** Probing and no probe running: this attempt may be the probe, if it wins the probe's lease. */
-  | { kind: 'probe' }
-  /** Open, or a probe running: look again at `until`. */
-  | { kind: 'defer'; until: number; reason: 'open' | 'probing' };
+  | { kind: 'probe' };
 
 export const isClosed = (state: BreakerState) => state.answeredAt > 0 && state.openUntil === 0;
 
 /**
- * What an attempt to the endpoint may do now. A delivery that waits on a running probe looks again soon after
- * the probe started (a healthy endpoint has answered by then), else once its outcome should be recorded.
+ * What an attempt to the endpoint may do now. While open, waiting deliveries come back spread over the
+ * cool-down after it ends (the first of them probes; the rest, arriving one by one, cost a read each). While a
+ * probe runs, they look again once its outcome should be recorded; only an endpoint that has never timed out
+ * (a new one, most likely healthy) is looked at again soon after its probe started.
  */
 export function admit(state: BreakerState, now: number, settings: BreakerSettings): Admission {
   if (isClosed(state)) return { kind: 'attempt' };
-  if (now < state.openUntil) return { kind: 'defer', until: state.openUntil, reason: 'open' };
+  if (now < state.openUntil) return { kind: 'defer', until: state.openUntil, spreadMs: state.cooldownMs, reason: 'open' };
   if (now < state.probeUntil) {
     const youngUntil = state.probeStartedAt + settings.youngProbeMs;
+    if (state.cooldownMs === 0 && now < youngUntil) return { kind: 'defer', until: youngUntil, spreadMs: settings.youngProbeMs / 2, reason: 'probing' };
     const outcomeBy = Math.min(state.probeUntil, state.probeStartedAt + settings.attemptTimeoutMs + OUTCOME_MARGIN_MS);
-    return { kind: 'defer', until: now < youngUntil ? youngUntil : Math.max(outcomeBy, now + settings.youngProbeMs), reason: 'probing' };
+    const spreadMs = Math.max(settings.youngProbeMs, state.cooldownMs, settings.attemptTimeoutMs / 2);
+    return { kind: 'defer', until: Math.max(outcomeBy, now + settings.youngProbeMs), spreadMs, reason: 'probing' };
   }
   return { kind: 'probe' };
 }

@@ -16,6 +16,9 @@ import { type Page, queryPage, statusFilter } from './paging';
 /** How long after its creation a pending delivery that no message has picked up is relayed again. */
 export const OUTBOX_GRACE_MS = 30_000;
 
+/** A deferral ending this much before the delivery's outbox key needs no write (see `deferDelivery`). */
+const DEFERRAL_MARGIN_MS = 5_000;
+
 export const toDelivery = (item: Record<string, unknown>): WebhookDelivery => ({
   id: item.id as string,
   eventId: item.eventId as string,
@@ -128,8 +131,18 @@ export async function claimAttempt(
  * probe of it is running): its attempt count unchanged, its next attempt not due before then, its outbox sort
  * key past it (so the sweep does not send it again meanwhile). Conditional on the delivery being as read (still
  * pending at `attempts`, no lease running); `false` otherwise (another consumer moved it: nothing to do).
+ *
+ * A deferral that ends well before the delivery's outbox key writes nothing: that key is never earlier than
+ * {@link OUTBOX_GRACE_MS} after its creation or its next attempt's due time (every write that moves it moves it
+ * later), so the sweep leaves it alone meanwhile, and a claim at `until` needs nothing changed. The deliveries
+ * waiting on a new probe (a second or so) cost no write, and no record on the table's stream.
  */
-export function deferDelivery(delivery: Pick<WebhookDelivery, 'id' | 'attempts'>, at: { now: number; until: number }): Promise<boolean> {
+export async function deferDelivery(
+  delivery: Pick<WebhookDelivery, 'id' | 'attempts' | 'createdAt' | 'nextAttemptAt'>,
+  at: { now: number; until: number },
+): Promise<boolean> {
+  const outboxNotBefore = Math.max(Date.parse(delivery.createdAt), delivery.nextAttemptAt ?? 0) + OUTBOX_GRACE_MS;
+  if (at.until + DEFERRAL_MARGIN_MS <= outboxNotBefore) return true;
   const outbox = outboxAfter(delivery.id, at.until);
   return writeIfCondition(
     documentClient.send(

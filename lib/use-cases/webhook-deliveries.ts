@@ -82,7 +82,7 @@ export type DeliveryStep =
 /** The breaker's say on this message: attempt (as the probe, or freely), or defer. */
 type Gate =
   | { kind: 'attempt'; probe: boolean; breaker: StoredBreaker }
-  | { kind: 'defer'; until: number; reason: 'open' | 'probing' };
+  | { kind: 'defer'; until: number; spreadMs: number; reason: 'open' | 'probing' };
 
 const auditOf = (delivery: WebhookDelivery, type: AuditEventType, at: number, details: AuditEvent['details']): AuditEvent =>
   newAuditEvent(
@@ -223,7 +223,7 @@ async function passBreaker(deps: WebhookDeliveryDeps, delivery: WebhookDelivery,
     breaker = await deps.breakers.getBreaker(delivery.partnerId, delivery.endpointId);
   }
   // Lost every race (or the endpoint was deleted meanwhile: the next look fails the delivery): look again soon.
-  return { kind: 'defer', until: deps.now() + deps.breakerSettings.youngProbeMs, reason: 'probing' };
+  return { kind: 'defer', until: deps.now() + deps.breakerSettings.youngProbeMs, spreadMs: deps.breakerSettings.youngProbeMs, reason: 'probing' };
 }
 
 /**
@@ -237,9 +237,7 @@ async function deferOnBreaker(deps: WebhookDeliveryDeps, delivery: WebhookDelive
   if (now - Date.parse(delivery.createdAt) > MAX_BREAKER_WAIT_MS) {
     return failWithoutAttempt(deps, delivery, `Not attempted again: the endpoint kept timing out, its circuit breaker open for over ${MAX_BREAKER_WAIT_MS / 3_600_000} h`);
   }
-  const wait = Math.max(0, gate.until - now);
-  const spread = Math.max(deps.breakerSettings.youngProbeMs / 2, wait / 5);
-  const until = now + wait + Math.round(deps.random() * spread);
+  const until = Math.max(now, gate.until) + Math.round(deps.random() * gate.spreadMs);
   if (!(await deps.deliveries.deferDelivery(delivery, { now, until }))) return { outcome: 'not-due' };
   const delaySeconds = Math.ceil((until - now) / 1000);
   const enqueued = delaySeconds <= MAX_DELAY_SECONDS;

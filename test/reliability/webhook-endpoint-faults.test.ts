@@ -18,16 +18,8 @@
  * clock, duplicate messages, resend (test/integration/webhook-delivery.test.ts); a 500 endpoint end to end with
  * resend (test/integration/webhooks-end-to-end.test.ts).
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
-import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { type DeliveryPipeline, startDeliveryPipeline, type SweepHandler } from '../../infra/local/delivery-pipeline';
-import type { SqsConsumer } from '../../infra/local/delivery-queue';
-import type { StreamHandler } from '../../infra/local/stream-relay';
-import { ensureTable } from '../../lib/store/table';
-import type { PartnerCredentials as Credentials, TestApi as Api } from '../support/api';
-import { freePort } from '../support/ports';
-import { BehavingReceiver } from '../support/reliability-receiver';
+import { describe, expect, it } from '@jest/globals';
+import { useReliabilityPipeline } from '../support/reliability-pipeline';
 
 const RETRY_BASE_MS = 300;
 /**
@@ -35,105 +27,32 @@ const RETRY_BASE_MS = 300;
  * loaded 2-core machine a healthy local answer was seen to take 500 ms to arrive.
  */
 const ATTEMPT_TIMEOUT_MS = 2_000;
-const TABLE_NAME = `partner-payments-reliability-${randomUUID().slice(0, 8)}`;
-const DYNAMODB_ENDPOINT = process.env.DYNAMODB_ENDPOINT ?? '';
 
-// Arrange the world before any service module reads its configuration (lib/config.ts parses it once, at import).
-const queuePort = await freePort();
-process.env.TABLE_NAME = TABLE_NAME;
-process.env.WEBHOOK_QUEUE_PORT = String(queuePort);
-process.env.WEBHOOK_QUEUE_URL = `http://127.0.0.1:${queuePort}/000000000000/partner-webhooks`;
-process.env.WEBHOOK_RETRY_BASE_MS = String(RETRY_BASE_MS);
-const setupClient = new DynamoDBClient({ endpoint: DYNAMODB_ENDPOINT, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-await ensureTable(setupClient, TABLE_NAME);
-
-const { TestApi } = await import('../support/api');
-const { createHandler } = await import('../../functions/webhook-delivery');
-const { webhookDeliveryDeps } = await import('../../lib/adapters/webhook-deliveries');
-const { createHttpSender } = await import('../../lib/webhooks/http-sender');
-const { breakerSettings } = await import('../../lib/domain/endpoint-breaker');
-const relay = (await import('../../functions/outbox-relay')).handler as StreamHandler;
-const sweep = (await import('../../functions/outbox-sweep')).handler as SweepHandler;
-const { eventBody, intentObject, pendingTransaction, signed } = await import('../support/processor-events');
-const { sleep, until } = await import('../support/reliability-tools');
-
-/** The real consumer with a short attempt timeout; it records what it could not process (there must be nothing). */
-const unprocessed: string[] = [];
-const deliver = createHandler({
-  ...webhookDeliveryDeps,
-  send: createHttpSender({ policy: { allowInsecure: true }, timeoutMs: ATTEMPT_TIMEOUT_MS }),
+const world = await useReliabilityPipeline({
+  name: 'reliability',
+  retryBaseMs: RETRY_BASE_MS,
+  attemptTimeoutMs: ATTEMPT_TIMEOUT_MS,
   // The hanging endpoint's breaker, on this test's scale: its cool-downs 0.5 s, 1 s, then at most 2 s.
-  breakerSettings: { ...breakerSettings(ATTEMPT_TIMEOUT_MS), firstCooldownMs: 500, maxCooldownMs: 2_000 },
+  breaker: { firstCooldownMs: 500, maxCooldownMs: 2_000 },
+  behaviours: {
+    '/troubled/hang': { hang: true },
+    '/troubled/500': { status: 500 },
+    '/troubled/301': { status: 301, location: '/moved' },
+    '/troubled/ok': { status: 200 },
+    '/bystander/ok': { status: 200 },
+    '/moved': { status: 200 },
+  },
 });
-const consumer: SqsConsumer = async (event, context) => {
-  try {
-    const response = await deliver(event, context);
-    unprocessed.push(...response.batchItemFailures.map((failure) => `batch item failure ${failure.itemIdentifier}`));
-    return response;
-  } catch (error) {
-    unprocessed.push(`consumer threw: ${String(error)}`);
-    throw error;
-  }
-};
-
-const receiver = await BehavingReceiver.start({
-  '/troubled/hang': { hang: true },
-  '/troubled/500': { status: 500 },
-  '/troubled/301': { status: 301, location: '/moved' },
-  '/troubled/ok': { status: 200 },
-  '/bystander/ok': { status: 200 },
-  '/moved': { status: 200 },
-});
-
-let api: Api;
-let pipeline: DeliveryPipeline;
-
-beforeAll(async () => {
-  pipeline = await startDeliveryPipeline({ dynamoEndpoint: DYNAMODB_ENDPOINT, tableName: TABLE_NAME, queuePort, consumer, relay, sweep });
-  api = await TestApi.start();
-}, 30_000);
-
-afterAll(async () => {
-  await api?.close();
-  await pipeline?.stop();
-  await receiver.close();
-  await setupClient.send(new DeleteTableCommand({ TableName: TABLE_NAME })).catch(() => undefined);
-  setupClient.destroy();
-});
-
-async function endpoint(partner: Credentials, path: string): Promise<string> {
-  const created = await api.admin('POST', `/admin/partners/${partner.partnerId}/webhook-endpoints`, { name: path, url: receiver.url(path), events: ['transaction_succeeded'] });
-  if (created.status !== 201) throw new Error(`endpoint not created: ${JSON.stringify(created.body)}`);
-  return created.body.id as string;
-}
-
-const deliveriesOf = async (partner: Credentials): Promise<Array<Record<string, any>>> => {
-  const listed = await api.admin('GET', `/admin/partners/${partner.partnerId}/webhook-deliveries?limit=200`);
-  expect(listed.status).toBe(200);
-  return listed.body.items;
-};
-
-const auditOf = async (partner: Credentials): Promise<Array<Record<string, any>>> => {
-  const listed = await api.admin('GET', `/admin/audit-events?partner_id=${partner.partnerId}&limit=200`);
-  expect(listed.status).toBe(200);
-  return listed.body.items;
-};
-
-/** A pending payment of the partner's client, moved to succeeded by the processor's signed event; when it was posted. */
-async function succeededPayment(partner: Credentials, clientId: string, amountMinor: number): Promise<{ svcTxId: string; postedAt: number }> {
-  const tx = await pendingTransaction(partner.partnerId, clientId, { amountMinor, currency: 'USD' });
-  const body = eventBody('payment_intent.succeeded', intentObject(tx.processorPaymentIntentId ?? '', amountMinor, 'usd'));
-  const postedAt = Date.now();
-  const answer = await api.request('POST', '/webhooks/processor', { headers: { 'content-type': 'application/json', 'processor-signature': signed(body) }, body });
-  expect(answer.body).toEqual({ received: true, svc_tx_id: tx.svcTxId, status: 'succeeded' });
-  return { svcTxId: tx.svcTxId, postedAt };
-}
+const { receiver, unprocessed, deliveriesOf, auditOf, succeededPayment } = world;
+const { sleep, until } = await import('../support/reliability-tools');
+type Credentials = Awaited<ReturnType<ReturnType<typeof world.api>['createPartner']>>;
+const endpoint = (partner: Credentials, path: string) => world.endpoint(partner, path);
 
 describe('partner endpoints that time out, answer 500 or redirect, beside healthy ones', () => {
   it('each failing delivery gets 3 attempts on the backoff, then is failed as documented; the healthy ones, this partner`s and another`s, are delivered once, at once', async () => {
     // Arrange: the troubled partner's four endpoints, the bystander's one; every endpoint takes transaction_succeeded
-    const troubled = await api.createPartner();
-    const bystander = await api.createPartner();
+    const troubled = await world.api().createPartner();
+    const bystander = await world.api().createPartner();
     const failing = {
       hang: { path: '/troubled/hang', id: await endpoint(troubled, '/troubled/hang'), status: null, error: `No response within ${ATTEMPT_TIMEOUT_MS / 1000} s` },
       500: { path: '/troubled/500', id: await endpoint(troubled, '/troubled/500'), status: 500, error: 'HTTP 500: not a 2xx answer' },
@@ -141,7 +60,7 @@ describe('partner endpoints that time out, answer 500 or redirect, beside health
     };
     const troubledOk = await endpoint(troubled, '/troubled/ok');
     const bystanderOk = await endpoint(bystander, '/bystander/ok');
-    const [troubledClient, bystanderClient] = [await api.createClient(troubled), await api.createClient(bystander)];
+    const [troubledClient, bystanderClient] = [await world.api().createClient(troubled), await world.api().createClient(bystander)];
 
     // Act: 3 payments of the troubled partner and 6 of the bystander succeed at once
     const payments = await Promise.all([
@@ -158,7 +77,7 @@ describe('partner endpoints that time out, answer 500 or redirect, beside health
     const troubledDeliveries = await settled(troubled, 12, 75_000);
     // No attempt comes on its own afterwards: not from a retry message, not from the sweep.
     const requestsBefore = receiver.requests.length;
-    await pipeline.sweepNow();
+    await world.pipeline().sweepNow();
     await sleep(RETRY_BASE_MS * 4 * 1.2 + 1_000);
 
     // Assert: the bystander's deliveries, and the troubled partner's healthy endpoint: once each, first attempt
@@ -214,6 +133,6 @@ describe('partner endpoints that time out, answer 500 or redirect, beside health
     // The redirect was never followed; nothing crashed or was dead-lettered.
     expect(receiver.arrivals('/moved')).toEqual([]);
     expect(unprocessed).toEqual([]);
-    expect(pipeline.queue.deadLetters()).toEqual([]);
+    expect(world.pipeline().queue.deadLetters()).toEqual([]);
   }, 120_000);
 });

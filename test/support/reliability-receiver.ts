@@ -57,6 +57,11 @@ export class BehavingReceiver {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}${path}`;
   }
 
+  /** From now on `path` answers as `behaviour` says (an endpoint that recovers, or dies). */
+  behave(path: string, behaviour: Behaviour): void {
+    this.behaviours.set(path, behaviour);
+  }
+
   /** The requests that arrived at `path` carrying partner event `eventId` (`webhook-id`), oldest first. */
   arrivals(path: string, eventId?: string): ArrivedRequest[] {
     return this.requests.filter((request) => request.path === path && (eventId === undefined || request.headers['webhook-id'] === eventId));

@@ -21,8 +21,8 @@ describe('an endpoint breaker', () => {
     const probing = startProbe(NEW_ENDPOINT_BREAKER, T, settings);
     expect(probing).toMatchObject({ probeStartedAt: T, probeUntil: T + 15_000 });
 
-    expect(admit(probing, T + 200, settings)).toEqual({ kind: 'defer', until: T + 1_000, reason: 'probing' });
-    expect(admit(probing, T + 2_000, settings)).toEqual({ kind: 'defer', until: T + 11_000, reason: 'probing' });
+    expect(admit(probing, T + 200, settings)).toEqual({ kind: 'defer', until: T + 1_000, spreadMs: 500, reason: 'probing' });
+    expect(admit(probing, T + 2_000, settings)).toEqual({ kind: 'defer', until: T + 11_000, spreadMs: 5_000, reason: 'probing' });
     // A probe whose consumer stopped: its lease runs out, and the next attempt probes
     expect(admit(probing, T + 15_000, settings)).toEqual({ kind: 'probe' });
   });
@@ -36,7 +36,11 @@ describe('an endpoint breaker', () => {
     const opened = afterAttempt(closed, { probe: false, timedOut: true }, T, settings);
     expect(opened).toMatchObject({ openUntil: T + 5_000, cooldownMs: 5_000 });
     expect(afterAttempt(opened as BreakerState, { probe: false, timedOut: true }, T + 10, settings)).toBeUndefined();
-    expect(admit(opened as BreakerState, T + 4_999, settings)).toEqual({ kind: 'defer', until: T + 5_000, reason: 'open' });
+    // Waiting deliveries come back spread over the cool-down after it ends
+    expect(admit(opened as BreakerState, T + 4_999, settings)).toEqual({ kind: 'defer', until: T + 5_000, spreadMs: 5_000, reason: 'open' });
+    // A probe of an endpoint that has timed out before is not looked at again soon: it will likely time out too
+    const probingAgain = startProbe(opened as BreakerState, T + 5_000, settings);
+    expect(admit(probingAgain, T + 5_200, settings)).toEqual({ kind: 'defer', until: T + 16_000, spreadMs: 5_000, reason: 'probing' });
     expect(admit(opened as BreakerState, T + 5_000, settings)).toEqual({ kind: 'probe' });
   });
 

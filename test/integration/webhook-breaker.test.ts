@@ -1,0 +1,170 @@
+/**
+ * The delivery consumer's endpoint breaker and its crash safety, against DynamoDB Local and real HTTP endpoints
+ * on 127.0.0.1 (decisions.md §8; docs/webhooks.md "Slow endpoints"). The handler is called directly with
+ * SQS-shaped events; a fake queue records the messages it sends, and the test's clock moves instead of time.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { SQSEvent } from 'aws-lambda';
+import { createHandler } from '../../functions/webhook-delivery';
+import { webhookDeliveryDeps } from '../../lib/adapters';
+import { breakerSettings } from '../../lib/domain/endpoint-breaker';
+import type { WebhookDelivery } from '../../lib/domain/webhooks';
+import { putNewDelivery } from '../../lib/store/deliveries';
+import { documentClient, tableName } from '../../lib/store/dynamo';
+import { keys } from '../../lib/store/keys';
+import type { WebhookDeliveryDeps } from '../../lib/use-cases/webhook-deliveries';
+import { createHttpSender, type WebhookSender } from '../../lib/webhooks/http-sender';
+import type { DeliveryMessage } from '../../lib/webhooks/queue';
+import { type PartnerCredentials, TestApi } from '../support/api';
+import { newSvcTxId, pendingDelivery } from '../support/deliveries';
+import { lambdaContext } from '../support/events';
+import { BehavingReceiver } from '../support/reliability-receiver';
+
+const TIMEOUT_MS = 300;
+let api: TestApi;
+let receiver: BehavingReceiver;
+let partner: PartnerCredentials;
+
+beforeAll(async () => {
+  api = await TestApi.start();
+  receiver = await BehavingReceiver.start({ '/flaky': { hang: true }, '/healthy': { status: 200 } });
+  partner = await api.createPartner();
+});
+afterAll(async () => {
+  await receiver.close();
+  await api.close();
+});
+
+async function createEndpoint(path: string): Promise<string> {
+  const created = await api.admin('POST', `/admin/partners/${partner.partnerId}/webhook-endpoints`, { name: path, url: receiver.url(path), events: ['transaction_succeeded'] });
+  if (created.status !== 201) throw new Error(`endpoint not created: ${JSON.stringify(created.body)}`);
+  return created.body.id as string;
+}
+
+async function newDelivery(endpointId: string): Promise<WebhookDelivery> {
+  const svcTxId = newSvcTxId();
+  const delivery = pendingDelivery({ endpointId, partnerId: partner.partnerId, svcTxId, payload: JSON.stringify({ event: 'transaction_succeeded', svc_tx_id: svcTxId }) });
+  await documentClient.send(new TransactWriteCommand({ TransactItems: [putNewDelivery(delivery)] }));
+  return delivery;
+}
+
+const stored = async (key: { pk: string; sk: string }) =>
+  (await documentClient.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }))).Item ?? {};
+
+const sqsEvent = (deliveries: WebhookDelivery[]): SQSEvent => ({
+  Records: deliveries.map((delivery) => ({
+    messageId: randomUUID(),
+    receiptHandle: randomUUID(),
+    body: JSON.stringify({ deliveryId: delivery.id }),
+    attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0', MessageGroupId: partner.partnerId },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:local:000000000000:partner-webhooks',
+    awsRegion: 'local',
+  })),
+});
+
+/** The consumer over a recording queue and the test's clock; `send` defaults to real HTTP with a short timeout. */
+function consumer(clock: { now: number }, send?: WebhookSender) {
+  const sent: Array<{ message: DeliveryMessage; delaySeconds: number }> = [];
+  const deps: WebhookDeliveryDeps = {
+    ...webhookDeliveryDeps,
+    queue: { send: async (message, delaySeconds) => void sent.push({ message, delaySeconds }) },
+    send: send ?? createHttpSender({ policy: { allowInsecure: true }, timeoutMs: TIMEOUT_MS }),
+    breakerSettings: breakerSettings(TIMEOUT_MS),
+    now: () => clock.now,
+    random: () => 0.5,
+    sleep: async (ms) => void (clock.now += ms),
+  };
+  const handle = createHandler(deps);
+  return { sent, consume: (...deliveries: WebhookDelivery[]) => handle(sqsEvent(deliveries), lambdaContext()) };
+}
+
+describe('an endpoint that stops answering', () => {
+  it('is probed one attempt at a time; its timeout opens the breaker, which defers the rest with their attempts unchanged; an answer closes it', async () => {
+    // Arrange: a new endpoint that hangs, three deliveries for it
+    const endpointId = await createEndpoint('/flaky');
+    const [first, second, third] = [await newDelivery(endpointId), await newDelivery(endpointId), await newDelivery(endpointId)] as [WebhookDelivery, WebhookDelivery, WebhookDelivery];
+    const clock = { now: Date.now() };
+    const { consume, sent } = consumer(clock);
+
+    // Act: two of them in one batch
+    expect(await consume(first, second)).toEqual({ batchItemFailures: [] });
+
+    // Assert: one request (the probe), timed out; the other delivery deferred, not attempted, a message delayed
+    expect(receiver.arrivals('/flaky')).toHaveLength(1);
+    const [probed, waiting] = (await stored(keys.webhookDelivery(first.id))).attempts === 1 ? [first, second] : [second, first];
+    expect(await stored(keys.webhookDelivery(probed.id))).toMatchObject({ status: 'pending', attempts: 1, lastError: `No response within ${TIMEOUT_MS / 1000} s` });
+    expect(await stored(keys.webhookDelivery(waiting.id))).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(sent.map((entry) => entry.message.deliveryId).sort()).toEqual([first.id, second.id].sort());
+    const breaker = (await stored(keys.webhookEndpoint(partner.partnerId, endpointId))).breaker as Record<string, number>;
+    expect(breaker).toMatchObject({ answeredAt: 0, cooldownMs: 5_000, probeUntil: 0 });
+    const openUntil = Number(breaker.openUntil);
+    expect(openUntil).toBeGreaterThanOrEqual(clock.now + 5_000);
+
+    // Act: while open, the third: deferred past the cool-down, nothing sent to the endpoint
+    const sentBefore = sent.length;
+    await consume(third);
+    expect(receiver.arrivals('/flaky')).toHaveLength(1);
+    expect(await stored(keys.webhookDelivery(third.id))).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(sent[sentBefore]).toEqual({ message: { deliveryId: third.id, partnerId: partner.partnerId }, delaySeconds: Math.ceil((openUntil + 2_500 - clock.now) / 1000) });
+
+    // Act: the endpoint recovers; after the cool-down the third goes as the probe, and its answer closes the breaker
+    receiver.behave('/flaky', { status: 200 });
+    clock.now = openUntil + 1;
+    await consume(third);
+    expect(await stored(keys.webhookDelivery(third.id))).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect((await stored(keys.webhookEndpoint(partner.partnerId, endpointId))).breaker).toEqual({ answeredAt: clock.now, openUntil: 0, cooldownMs: 0, probeStartedAt: 0, probeUntil: 0 });
+
+    // Assert: closed, the two others go at once, in one batch, side by side
+    clock.now += 10_000;
+    await consume(first, second);
+    expect(await stored(keys.webhookDelivery(first.id))).toMatchObject({ status: 'succeeded' });
+    expect(await stored(keys.webhookDelivery(second.id))).toMatchObject({ status: 'succeeded', attempts: waiting === second ? 1 : 2 });
+    expect(receiver.arrivals('/flaky')).toHaveLength(4);
+  });
+});
+
+describe('a consumer killed in the middle of a batch', () => {
+  it('loses nothing: the batch, received again, finishes what was left (interrupted attempts are made again once their lease is over)', async () => {
+    // Arrange: a healthy endpoint that has answered before (its breaker closed), four deliveries for it
+    const endpointId = await createEndpoint('/healthy');
+    const clock = { now: Date.now() };
+    await consumer(clock).consume(await newDelivery(endpointId));
+    const batch = [await newDelivery(endpointId), await newDelivery(endpointId), await newDelivery(endpointId), await newDelivery(endpointId)];
+    const [done1, done2, cut1, cut2] = batch as [WebhookDelivery, WebhookDelivery, WebhookDelivery, WebhookDelivery];
+
+    // Act: a consumer that dies while two of its attempts are in flight (their requests never come back; the
+    // invocation never returns, so no message of the batch is deleted)
+    const real = createHttpSender({ policy: { allowInsecure: true }, timeoutMs: TIMEOUT_MS });
+    const cut = new Set([cut1.eventId, cut2.eventId]);
+    let inFlight = 0;
+    const dying = consumer(clock, (request) => (cut.has(request.headers['webhook-id'] ?? '') ? new Promise(() => void (inFlight += 1)) : real(request)));
+    void dying.consume(...batch);
+    await waitFor(async () => inFlight === 2 && (await stored(keys.webhookDelivery(done2.id))).status === 'succeeded' && (await stored(keys.webhookDelivery(done1.id))).status === 'succeeded');
+    expect(await stored(keys.webhookDelivery(cut1.id))).toMatchObject({ status: 'pending', attempts: 1 });
+
+    // Act: SQS hands the whole batch over again after its visibility timeout (3 minutes), to a new consumer
+    clock.now += 180_000;
+    const revived = consumer(clock);
+    expect(await revived.consume(...batch)).toEqual({ batchItemFailures: [] });
+
+    // Assert: every delivery succeeded; the interrupted ones at their second attempt, their events delivered
+    for (const delivery of [done1, done2]) expect(await stored(keys.webhookDelivery(delivery.id))).toMatchObject({ status: 'succeeded', attempts: 1 });
+    for (const delivery of [cut1, cut2]) {
+      expect(await stored(keys.webhookDelivery(delivery.id))).toMatchObject({ status: 'succeeded', attempts: 2 });
+      expect(receiver.arrivals('/healthy', delivery.eventId)).toHaveLength(1);
+    }
+  });
+});
+
+async function waitFor(probe: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Issue 23: no partner waits on another's webhooks (decisions.md §8). Partner A has 20 endpoints that never answer
+ * and a burst of payments (20 deliveries each); partner B, one healthy endpoint and payments arriving while A's
+ * deliveries time out, are probed and deferred. All of it through the whole local pipeline (outbox → stream relay
+ * → the fair queue → the real consumer), real HTTP receivers on 127.0.0.1.
+ *
+ * Before the fix (5 consumer invocations, every attempt to a dead endpoint holding its batch for the timeout,
+ * oldest message first) B's webhooks waited behind A's timeouts: seconds, growing with A's volume. Now each of
+ * A's endpoints holds at most one attempt at a time (its breaker's probe), the rest are deferred in
+ * milliseconds, and the fair queue hands B's messages out first. The sender's timeout is 5 s here, so a B
+ * webhook held up by even one of A's attempts would show.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { useReliabilityPipeline } from '../support/reliability-pipeline';
+
+const ATTEMPT_TIMEOUT_MS = 5_000;
+const DEAD_ENDPOINTS = 20;
+const A_PAYMENTS = 20;
+const B_PAYMENTS = 10;
+
+const world = await useReliabilityPipeline({
+  name: 'noisy-neighbor',
+  retryBaseMs: 300,
+  attemptTimeoutMs: ATTEMPT_TIMEOUT_MS,
+  behaviours: {
+    ...Object.fromEntries(Array.from({ length: DEAD_ENDPOINTS }, (_, i) => [`/a/dead-${i}`, { hang: true as const }])),
+    '/b/ok': { status: 200 },
+  },
+});
+const { sleep, times, until } = await import('../support/reliability-tools');
+
+describe('one partner’s 20 endpoints that never answer, under a burst of its payments', () => {
+  it('do not delay another partner’s webhooks: none of B’s waits on A’s timeouts, and A’s endpoints get one attempt at a time', async () => {
+    // Arrange: A with 20 dead endpoints, B with one healthy endpoint
+    const api = world.api();
+    const [a, b] = [await api.createPartner(), await api.createPartner()];
+    for (let i = 0; i < DEAD_ENDPOINTS; i += 1) await world.endpoint(a, `/a/dead-${i}`);
+    await world.endpoint(b, '/b/ok');
+    const [aClient, bClient] = [await api.createClient(a), await api.createClient(b)];
+
+    // Act: A's burst (400 deliveries); once the consumer has taken every one of them in (A's endpoints are being
+    // probed, the rest deferred), B's payments, one every 400 ms, while A's deliveries keep coming back
+    await times(A_PAYMENTS, (i) => world.succeededPayment(a, aClient, 1_000 + i));
+    const queue = world.pipeline().queue;
+    await until('A’s burst taken in', () => {
+      const probed = world.receiver.requests.filter((request) => request.path.startsWith('/a/')).length >= DEAD_ENDPOINTS;
+      return probed && queue.depth >= A_PAYMENTS * DEAD_ENDPOINTS && queue.visibleCount() === 0 ? true : undefined;
+    }, 30_000);
+    const bPayments: Array<{ svcTxId: string; postedAt: number }> = [];
+    for (let i = 0; i < B_PAYMENTS; i += 1) {
+      bPayments.push(await world.succeededPayment(b, bClient, 2_000 + i));
+      await sleep(400);
+    }
+    const bDeliveries = await until('B’s deliveries', async () => {
+      const found = await world.deliveriesOf(b);
+      return found.length === B_PAYMENTS && found.every((delivery) => delivery.status === 'succeeded') ? found : undefined;
+    }, 30_000, 100);
+
+    // Assert: B's webhooks each arrived within 1.5 s of the event, at the first attempt
+    const postedAt = new Map(bPayments.map((payment) => [payment.svcTxId, payment.postedAt]));
+    const latencies = bDeliveries.map((delivery) => (world.receiver.arrivals('/b/ok', delivery.event_id)[0]?.at ?? Infinity) - (postedAt.get(delivery.svc_tx_id) ?? 0));
+    console.log("LAT", latencies, bDeliveries.map((d) => [d.created_at, d.updated_at]));
+    console.log('LAT', latencies);
+    expect(bDeliveries.every((delivery) => delivery.attempts === 1)).toBe(true);
+    expect(Math.max(...latencies)).toBeLessThan(1_500);
+
+    // Assert: each dead endpoint had one attempt in flight at a time (its probes, a timeout apart), and A's
+    // deliveries wait pending with their attempts counted, none lost nor failed early
+    for (let i = 0; i < DEAD_ENDPOINTS; i += 1) {
+      const arrivals = world.receiver.arrivals(`/a/dead-${i}`).map((arrival) => arrival.at);
+      expect(arrivals.length).toBeGreaterThanOrEqual(1);
+      for (let k = 1; k < arrivals.length; k += 1) expect((arrivals[k] ?? 0) - (arrivals[k - 1] ?? 0)).toBeGreaterThanOrEqual(ATTEMPT_TIMEOUT_MS);
+    }
+    const aDeliveries = await world.deliveriesOf(a);
+    expect(aDeliveries).toHaveLength(Math.min(200, A_PAYMENTS * DEAD_ENDPOINTS));
+    expect(aDeliveries.every((delivery) => delivery.status === 'pending' && delivery.attempts <= 3)).toBe(true);
+    expect(world.unprocessed).toEqual([]);
+    expect(world.pipeline().queue.deadLetters()).toEqual([]);
+  }, 120_000);
+});
