@@ -39,15 +39,26 @@ export const BACKGROUND_TABLE_ACTIONS = {
   'webhook-delivery': ['GetItem', 'PutItem', 'UpdateItem'],
   /** As `POST /settlements/run`: queries the settlement index and writes each batch with its flips in one transaction. */
   'settlement-scheduled': TABLE_ACCESS.items,
+  /**
+   * Lists the reconciliation index, reads each transaction, its payee (a batch) and its partner's endpoints (a Query
+   * of the table), sends an open one to the back (an update), and applies an outcome as the processor webhook does:
+   * one transaction of puts (the event record, entries, deliveries) and the transaction's update.
+   */
+  'reconciliation-scheduled': ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'],
 } as const satisfies Record<string, readonly TableAction[]>;
 
+/** In {@link QUERY_INDEXES}: a Query of the table itself (its own keys), not of an index. */
+export const TABLE_QUERY = 'table';
+
 /**
- * Functions whose Query is limited to some indexes (their role names those indexes, never the table or another
- * index); every other function's Query covers the table and all its indexes.
+ * Functions whose Query is limited to some indexes (their role names those indexes, and the table itself only when
+ * {@link TABLE_QUERY} is listed); every other function's Query covers the table and all its indexes.
  */
 export const QUERY_INDEXES: Readonly<Record<string, readonly string[]>> = {
   /** The outbox's sparse index (docs/data-model.md). */
   'outbox-sweep': ['gsi2'],
+  /** The reconciliation index, and the table for a partner's webhook endpoints (under its partner's key). */
+  'reconciliation-scheduled': [TABLE_QUERY, 'gsi4'],
   /** None: it reads and writes items by key only, so its role names the table's ARN and no index. */
   'webhook-delivery': [],
 };

@@ -79,6 +79,14 @@ const schema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number({ error: 'expected a number' }).int('expected a whole number').min(1).max(1_000_000),
   SETTLEMENT_CUTOFF: z.enum(['day_boundary', 'now'], { error: 'expected day_boundary or now' }),
   SETTLEMENT_SCHEDULE: z.string().trim().min(1).optional(),
+  /** The local reconciliation timer's rate expression, or `off` (in AWS the schedule is the stack's: every 15 minutes). */
+  RECONCILIATION_SCHEDULE: z.string().trim().min(1).optional(),
+  /** How long after its last change a waiting transaction is asked about at the processor (decisions.md §12: 10 minutes). */
+  RECONCILIATION_MIN_AGE_SECONDS: z.coerce.number({ error: 'expected seconds' }).int('expected whole seconds').min(0).max(86_400),
+  /** The most transactions one reconciliation run asks the processor about. */
+  RECONCILIATION_MAX_CHECKS: z.coerce.number({ error: 'expected a number' }).int('expected a whole number').min(1).max(10_000),
+  /** Local only: the sandbox processor records its events but sends none (a test loses a payment's events). */
+  PROCESSOR_SANDBOX_DROP_EVENTS: booleanFlag.optional(),
   ALLOW_INSECURE_WEBHOOK_URLS: booleanFlag,
   KMS_KEY_ID: z.string().min(1).optional(),
 });
@@ -94,6 +102,8 @@ const sharedDefaults: Env = {
   PROCESSOR_FEE_PERCENT: '2.9',
   RATE_LIMIT_PER_MINUTE: '600',
   SETTLEMENT_CUTOFF: 'day_boundary',
+  RECONCILIATION_MIN_AGE_SECONDS: '600',
+  RECONCILIATION_MAX_CHECKS: '500',
   PORT: '3000',
   DYNAMODB_LOCAL_PORT: '8000',
   PROCESSOR_SANDBOX_PORT: '12111',
@@ -129,6 +139,7 @@ function localDefaults(env: Env): Env {
     // The local queue's SQS front, in SQS's URL shape (account/queue name), so the real SQS client sends to it.
     WEBHOOK_QUEUE_URL: `http://127.0.0.1:${queuePort}/000000000000/partner-webhooks`,
     ALLOW_INSECURE_WEBHOOK_URLS: 'true',
+    RECONCILIATION_SCHEDULE: 'rate(15 minutes)',
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * The service's five stacks, built from the CDK context (`npx cdk synth -c key=value`; every key in
+ * The service's six stacks, built from the CDK context (`npx cdk synth -c key=value`; every key in
  * docs/deploy.md): the app (`app.ts`) and the infra tests build the same thing.
  */
 import { Annotations, type App } from 'aws-cdk-lib';
@@ -18,6 +18,7 @@ import {
   settlementSettings,
   stageSetting,
 } from './deploy-settings';
+import { ReconciliationStack } from './reconciliation-stack';
 import { SettlementStack } from './settlement-stack';
 import { StatefulStack } from './stateful-stack';
 
@@ -26,6 +27,7 @@ export interface ServiceStacks {
   api: ApiStack;
   delivery: DeliveryStack;
   settlement: SettlementStack;
+  reconciliation: ReconciliationStack;
   console: ConsoleStack;
 }
 
@@ -35,7 +37,7 @@ export interface ServiceStacksOptions {
 }
 
 /**
- * Adds `PartnerPayments-Stateful`, `-Api`, `-Delivery`, `-Settlement` and `-Console` to `app`, warning about unset
+ * Adds `PartnerPayments-Stateful`, `-Api`, `-Delivery`, `-Settlement`, `-Reconciliation` and `-Console` to `app`, warning about unset
  * settings. Throws on a bad setting, in `prod` on missing admin token settings (`deploy-settings.ts`), and when
  * the console is not built (`app.ts` builds it first).
  */
@@ -77,6 +79,13 @@ export function addServiceStacks(app: App, options: ServiceStacksOptions = {}): 
     settlement,
     alarmTopic: stateful.alarmTopic,
   });
+  const reconciliation = new ReconciliationStack(app, 'PartnerPayments-Reconciliation', {
+    env,
+    table: stateful.table,
+    secretsKey: stateful.secretsKey,
+    processorSecret: stateful.processorSecret,
+    alarmTopic: stateful.alarmTopic,
+  });
   /** The admin console and the API behind one CloudFront distribution: `-c consoleOidcIssuer=... -c consoleOidcClientId=...` for OpenID sign-in. */
   const consoleOidc = consoleOidcSettings(app);
   const consoleStack = new ConsoleStack(app, 'PartnerPayments-Console', {
@@ -104,5 +113,5 @@ export function addServiceStacks(app: App, options: ServiceStacksOptions = {}): 
       'A payout rail is not configured (context railAApiBase, railBApiBase): payouts over it will answer failed ("rail A is not configured").',
     );
   }
-  return { stateful, api, delivery, settlement: settlementStack, console: consoleStack };
+  return { stateful, api, delivery, settlement: settlementStack, reconciliation, console: consoleStack };
 }

@@ -9,8 +9,6 @@
  * no Scan, DeleteItem or BatchWriteItem. It pays nothing, so it gets no rail secret and no rail URL.
  */
 import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
@@ -20,8 +18,8 @@ import type { Construct } from 'constructs';
 import type { SettlementSettings } from './deploy-settings';
 import { SETTLEMENT_RUN_TIMEOUT_SECONDS } from '../routes';
 import { BACKGROUND_TABLE_ACTIONS } from '../table-grants';
+import { pagingAlarm, serviceMetric } from './alarms';
 import { acknowledgeFunctionFindings } from './nag-findings';
-import { METRICS_NAMESPACE, SERVICE_NAME } from './observability';
 import { serviceFunction } from './service-function';
 import { grantTableAccess } from './table-access';
 
@@ -68,33 +66,19 @@ export class SettlementStack extends Stack {
       targets: [new LambdaFunction(run, { retryAttempts: RETRY_ATTEMPTS, maxEventAge: MAX_EVENT_AGE })],
     });
 
-    const errors = new Alarm(this, 'ScheduledRunErrorsAlarm', {
-      alarmDescription: 'A scheduled settlement run failed (it is retried; see the settlement-scheduled logs)',
+    pagingAlarm(this, 'ScheduledRunErrorsAlarm', {
+      description: 'A scheduled settlement run failed (it is retried; see the settlement-scheduled logs)',
       metric: run.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
-      threshold: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+      topic: alarmTopic,
     });
-    errors.addAlarmAction(new SnsAction(alarmTopic));
 
     // decisions.md §5a: a merchant that owes money (its waiting reversals exceed its waiting sales) for more than 7
     // days is an operator's matter. Each scheduled run counts them (lib/use-cases/settlements.ts, zero included).
-    const owing = new Alarm(this, 'MerchantsOwingAlarm', {
-      alarmDescription:
+    pagingAlarm(this, 'MerchantsOwingAlarm', {
+      description:
         'A merchant has owed money for more than 7 days: its refunds, disputes and dispute fees exceed its sales, so it is not paid (GET /admin/partners/{id}/balances?owing=true)',
-      metric: new Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName: 'MerchantsOwingOver7Days',
-        dimensionsMap: { service: SERVICE_NAME },
-        statistic: 'Maximum',
-        period: Duration.days(1),
-      }),
-      threshold: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+      metric: serviceMetric('MerchantsOwingOver7Days', 'Maximum', Duration.days(1)),
+      topic: alarmTopic,
     });
-    owing.addAlarmAction(new SnsAction(alarmTopic));
   }
 }

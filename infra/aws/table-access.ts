@@ -4,12 +4,13 @@
  */
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
-import { TABLE_ACCESS, type TableAccess, type TableAction } from '../table-grants';
+import { TABLE_ACCESS, TABLE_QUERY, type TableAccess, type TableAction } from '../table-grants';
 
 /**
  * Grants `grantee` exactly `access` (a profile, or the action list of a background function) on the table and
  * its indexes, and nothing else: no Scan, no BatchWriteItem, no stream read unless listed. With `queryIndexes`,
- * Query is granted on those indexes only, and the other actions on the table alone.
+ * Query is granted on those indexes only (and on the table when they list `TABLE_QUERY`), and the other actions on
+ * the table alone.
  */
 export function grantTableAccess(
   table: ITableV2,
@@ -26,7 +27,8 @@ export function grantTableAccess(
   // Query on the named indexes only; every other action on the table's items (the table's ARN, no index).
   const itemActions = actions.filter((action) => action !== 'Query');
   if (actions.includes('Query')) {
-    Grant.addToPrincipal({ grantee, actions: ['dynamodb:Query'], resourceArns: queryIndexes.map((index) => `${table.tableArn}/index/${index}`) });
+    const resourceArns = queryIndexes.map((index) => (index === TABLE_QUERY ? table.tableArn : `${table.tableArn}/index/${index}`));
+    Grant.addToPrincipal({ grantee, actions: ['dynamodb:Query'], resourceArns });
   }
   if (itemActions.length > 0) Grant.addToPrincipal({ grantee, actions: itemActions.map((action) => `dynamodb:${action}`), resourceArns: [table.tableArn] });
 }

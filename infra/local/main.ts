@@ -3,8 +3,9 @@
  * `.data/dynamodb`, or `--in-memory`), creates the table, serves the HTTP API on PORT and runs the sandbox
  * processor on PROCESSOR_SANDBOX_PORT and the sandbox payout rails on RAILS_SANDBOX_PORT (state in
  * `.data/processor-sandbox` and `.data/rails-sandbox`), delivers partner webhooks (the local queue's SQS front on
- * WEBHOOK_QUEUE_PORT, fed from the table's stream and the outbox sweep), and, when SETTLEMENT_SCHEDULE is set,
- * runs the scheduled settlement on a timer. `/sandbox/checkout` is a partner's checkout page on the example
+ * WEBHOOK_QUEUE_PORT, fed from the table's stream and the outbox sweep), runs the reconciliation with the processor
+ * on a timer (RECONCILIATION_SCHEDULE, every 15 minutes unless `off`), and, when SETTLEMENT_SCHEDULE is set, runs
+ * the scheduled settlement on a timer. `/sandbox/checkout` is a partner's checkout page on the example
  * partner backend, with a sandbox partner made on the first visit (`sandbox-checkout.ts`).
  * Ctrl-C (SIGINT), SIGTERM or SIGHUP (the terminal closed, the SSH session dropped) stops accepting requests,
  * answers the ones already running (up to 10 s), lets a running webhook batch finish, then stops everything,
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
       webhookSecret: config.PROCESSOR_WEBHOOK_SECRET ?? SANDBOX_WEBHOOK_SECRET,
       // Beside DynamoDB's data, so a restart finds the intents the transactions there point to.
       stateDir: inMemory ? undefined : join(config.LOCAL_DATA_DIR, 'processor-sandbox'),
+      dropEvents: config.PROCESSOR_SANDBOX_DROP_EVENTS,
     },
     rails: {
       port: config.RAILS_SANDBOX_PORT,
@@ -50,6 +52,7 @@ async function main(): Promise<void> {
       stateDir: inMemory ? undefined : join(config.LOCAL_DATA_DIR, 'rails-sandbox'),
     },
     settlementSchedule: config.SETTLEMENT_SCHEDULE,
+    reconciliationSchedule: config.RECONCILIATION_SCHEDULE,
     webhookQueue: { port: config.WEBHOOK_QUEUE_PORT },
     // Its partner is made on the first visit, with a token of the local admin secret.
     sandboxCheckout: {
@@ -89,9 +92,10 @@ async function main(): Promise<void> {
       `  API reference      ${runtime.apiUrl}/api/v1/docs   (OpenAPI 3.1: ${runtime.apiUrl}/api/v1/openapi.json)`,
       `  Admin console      ${runtime.apiUrl}/admin   (sign in with the admin token below)`,
       `  Sandbox checkout   ${runtime.apiUrl}/sandbox/checkout   (a partner's checkout page; card 4242 4242 4242 4242 pays, 4000 0000 0000 0002 is declined)`,
-      `  Sandbox processor  ${runtime.processorUrl}   (Stripe API subset, Stripe.js stand-in at /v3/; test cards pm_card_visa, pm_card_chargeDeclined)`,
+      `  Sandbox processor  ${runtime.processorUrl}   (Stripe API subset, Stripe.js stand-in at /v3/; test cards pm_card_visa, pm_card_chargeDeclined${config.PROCESSOR_SANDBOX_DROP_EVENTS === true ? '; DROPPING its events' : ''})`,
       `  Sandbox rails      ${runtime.railsUrl}   (rail-a, rail-b; POST /rail-a/fail-next, GET /rail-a/transfers)`,
       `  Settlement timer   ${runtime.settlementIntervalMs === undefined ? 'off (set SETTLEMENT_SCHEDULE, e.g. rate(5 minutes))' : `${config.SETTLEMENT_SCHEDULE}`}`,
+      `  Reconciliation     ${runtime.reconciliationIntervalMs === undefined ? 'off (RECONCILIATION_SCHEDULE=off)' : `${config.RECONCILIATION_SCHEDULE}, transactions waiting ${config.RECONCILIATION_MIN_AGE_SECONDS} s or more`}`,
       `  Webhook queue      ${runtime.webhookQueueUrl}   (SQS SendMessage; dead letters: GET ${new URL(runtime.webhookQueueUrl).origin}/dead-letters)`,
       `  DynamoDB Local     ${runtime.dynamoEndpoint}   table "${config.TABLE_NAME}", ${inMemory ? 'in memory' : `data in ${join(config.LOCAL_DATA_DIR, 'dynamodb')}`}`,
       '',

@@ -25,6 +25,8 @@ const NOSNIFF = { 'x-content-type-options': 'nosniff' } as const;
 
 type Route =
   | { kind: 'events' }
+  | { kind: 'drop_events' }
+  | { kind: 'redeliver_event'; id: string }
   | { kind: 'create_intent' }
   | { kind: 'retrieve_intent'; id: string }
   | { kind: 'confirm_intent'; id: string }
@@ -35,6 +37,9 @@ type Route =
 
 function route(method: string, path: string): Route | undefined {
   if (method === 'GET' && path === '/sandbox/events') return { kind: 'events' };
+  if (method === 'POST' && path === '/sandbox/events/drop') return { kind: 'drop_events' };
+  const redeliver = /^\/sandbox\/events\/([^/]+)\/deliver$/.exec(path);
+  if (method === 'POST' && redeliver !== null) return { kind: 'redeliver_event', id: decodePathSegment(redeliver[1] ?? '') };
   if (method === 'POST' && path === '/v1/payment_intents') return { kind: 'create_intent' };
   if (method === 'POST' && path === '/v1/refunds') return { kind: 'create_refund' };
   const intent = /^\/v1\/payment_intents\/([^/]+)(?:\/(confirm|cancel))?$/.exec(path);
@@ -51,7 +56,7 @@ function route(method: string, path: string): Route | undefined {
   return undefined;
 }
 
-type HandlerRoute = Exclude<Route, { kind: 'events' }>;
+type HandlerRoute = Exclude<Route, { kind: 'events' | 'drop_events' | 'redeliver_event' }>;
 
 /** An authenticated request to a handler, with its parameters (`key` taken out). */
 interface ApiRequest {
@@ -140,10 +145,10 @@ export class Api {
         { status: 404 },
       );
     }
-    if (matched.kind === 'events') {
+    if (matched.kind === 'events' || matched.kind === 'drop_events' || matched.kind === 'redeliver_event') {
       // The events carry every intent's client_secret, metadata and receipt_email: the secret key's alone.
       if (caller.kind !== 'secret') throw publishableKeyRefused();
-      return { status: 200, body: json({ data: this.dispatcher.list() }), headers: {} };
+      return this.eventsAdmin(matched, readForm);
     }
     const form = readForm();
     delete form.key; // the publishable key, as Stripe.js sends it: authentication's, not the handler's
@@ -155,6 +160,21 @@ export class Api {
       // A refusal of a confirm carries the intent: the browser sees it as it sees any intent.
       throw error instanceof ApiError ? publishableRefusal(error) : error;
     }
+  }
+
+  /** The sandbox-only routes about its events: list them, drop new ones (or stop), send one late. */
+  private eventsAdmin(matched: Exclude<Route, HandlerRoute>, readForm: () => FormHash): Answer {
+    if (matched.kind === 'events') return { status: 200, body: json({ data: this.dispatcher.list() }), headers: {} };
+    if (matched.kind === 'drop_events') {
+      const enabled = readForm().enabled;
+      if (enabled !== 'true' && enabled !== 'false') throw invalidRequest('enabled must be true or false.', { param: 'enabled' });
+      this.dispatcher.setDropping(enabled === 'true');
+      return { status: 200, body: json({ dropping: this.dispatcher.droppingEvents }), headers: {} };
+    }
+    if (!this.dispatcher.redeliver(matched.id)) {
+      throw invalidRequest(`No dropped or failed event ${matched.id}: only those can be sent again.`, { status: 404 });
+    }
+    return { status: 200, body: json({ id: matched.id, redelivering: true }), headers: {} };
   }
 
   /** Refuses what the caller's key may not do, then runs the request once per idempotency key. */

@@ -11,6 +11,9 @@
  * - Every attempt is recorded (time, HTTP status or error), for `GET /sandbox/events` and for tests.
  * - The events can be saved (`list`) and given back to a new dispatcher, which resumes delivering those still
  *   pending (`resume`) with the same event ids, so a restart neither drops an event nor makes a new one of it.
+ * - Told to drop events (`setDropping`), it records each new event as `dropped` and sends nothing: a test can lose
+ *   every event of a payment, as a misconfigured endpoint at the real processor would. `redeliver` sends a dropped
+ *   (or failed) event late, with its own id.
  */
 import { createHmac, randomInt } from 'node:crypto';
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
@@ -65,8 +68,8 @@ export interface DeliveryAttempt {
   responseBody: string | null;
 }
 
-/** `pending`: not delivered yet, more attempts to come (or the sandbox closed first). */
-export type DeliveryOutcome = 'pending' | 'delivered' | 'failed';
+/** `pending`: not delivered yet, more attempts to come (or the sandbox closed first); `dropped`: never sent (`setDropping`). */
+export type DeliveryOutcome = 'pending' | 'delivered' | 'failed' | 'dropped';
 
 /** An event the sandbox emitted, with its delivery history. */
 export interface SandboxEvent {
@@ -99,6 +102,8 @@ export interface EventDispatcherOptions {
   timeoutMs?: number;
   /** Called after every change to the events (one emitted, an attempt recorded), to save them. */
   onChange?: () => void;
+  /** Start dropping events (see {@link EventDispatcher.setDropping}). */
+  dropEvents?: boolean;
 }
 
 interface EventRecord {
@@ -121,12 +126,14 @@ export class EventDispatcher {
   private readonly inFlight = new Set<ClientRequest>();
   private readonly running = new Set<Promise<void>>();
   private closed = false;
+  private dropping: boolean;
 
   /** `saved`: the events of an earlier dispatcher (its `list()`), kept with their ids and delivery history. */
   constructor(
     private readonly options: EventDispatcherOptions,
     saved: readonly SandboxEvent[] = [],
   ) {
+    this.dropping = options.dropEvents === true;
     for (const { event, outcome, attempts } of saved) {
       this.records.set(event.id, { event, payload: eventPayload(event), outcome, attempts, nextAttemptAt: null, attemptsBefore: attempts.length });
     }
@@ -153,12 +160,40 @@ export class EventDispatcher {
     return event;
   }
 
-  /** Starts delivering these events, each on its own (different events are delivered concurrently). */
+  /** Starts delivering these events, each on its own (different events are delivered concurrently); drops them instead while dropping. */
   deliver(eventIds: readonly string[]): void {
     for (const id of eventIds) {
       const record = this.records.get(id);
-      if (record !== undefined && record.outcome === 'pending' && record.attempts.length === 0) this.attempt(record);
+      if (record === undefined || record.outcome !== 'pending' || record.attempts.length > 0) continue;
+      if (this.dropping) {
+        record.outcome = 'dropped';
+        this.options.onChange?.();
+      } else {
+        this.attempt(record);
+      }
     }
+  }
+
+  /** Whether new events are dropped (recorded as `dropped`, never sent) from now on. */
+  setDropping(dropping: boolean): void {
+    this.dropping = dropping;
+  }
+
+  get droppingEvents(): boolean {
+    return this.dropping;
+  }
+
+  /**
+   * Sends a dropped or failed event now, as a late delivery (same id, same body, a fresh signature; the retry schedule
+   * again): `false` for an unknown event or one that is pending or delivered.
+   */
+  redeliver(eventId: string): boolean {
+    const record = this.records.get(eventId);
+    if (record === undefined || (record.outcome !== 'dropped' && record.outcome !== 'failed') || this.closed) return false;
+    record.outcome = 'pending';
+    record.attemptsBefore = record.attempts.length;
+    this.attempt(record);
+    return true;
   }
 
   /** Starts delivering again every event still pending (those an earlier dispatcher had not delivered). */

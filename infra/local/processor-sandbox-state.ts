@@ -52,7 +52,7 @@ const StateFileContent = z.object({
       storedAt: z.number(),
     }),
   ),
-  events: z.array(z.looseObject({ event: savedObject, outcome: z.enum(['pending', 'delivered', 'failed']), attempts: z.array(z.looseObject({})) })),
+  events: z.array(z.looseObject({ event: savedObject, outcome: z.enum(['pending', 'delivered', 'failed', 'dropped']), attempts: z.array(z.looseObject({})) })),
 });
 
 /**

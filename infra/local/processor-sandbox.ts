@@ -22,6 +22,10 @@
  *                                               (charge.dispute.closed)
  *   GET  /sandbox/events                        every event with its delivery attempts (secret key only: events
  *                                               carry each intent's client_secret and metadata)
+ *   POST /sandbox/events/drop                   `enabled=true|false`: from now on, record every event as `dropped`
+ *                                               and send none (or send them again); answers `{ dropping }`. Also
+ *                                               the `dropEvents` option (`PROCESSOR_SANDBOX_DROP_EVENTS` for npm start)
+ *   POST /sandbox/events/:id/deliver            send a dropped or failed event now, late (same id and body)
  *
  * As at Stripe: every /v1 request (and every sandbox-only route) needs `Authorization: Bearer <secretKey>`, except
  * that a browser may retrieve and confirm an intent with the publishable key (`Authorization: Bearer <pk>` or,
@@ -114,7 +118,13 @@ export interface ProcessorSandboxOptions {
    * Where the sandbox keeps its state (objects, idempotency keys, events), loaded at start and saved on every
    * change, so a restart on persisted data finds every intent the service recorded. Undefined: memory only.
    */
-  stateDir?: string;
+  stateDir?: string | undefined;
+  /**
+   * Drop every event from the start: each is recorded (`GET /sandbox/events`, outcome `dropped`) and never sent, so the
+   * service learns of a payment only by asking (attach-intent, the reconciliation). `POST /sandbox/events/drop` turns
+   * it on and off while running.
+   */
+  dropEvents?: boolean | undefined;
 }
 
 export interface ProcessorSandbox {
@@ -127,6 +137,10 @@ export interface ProcessorSandbox {
   events(): SandboxEvent[];
   /** Every PaymentIntent created so far, oldest first, in its current state (copies). */
   intents(): SandboxPaymentIntent[];
+  /** From now on, record new events as `dropped` and send none (`true`), or send them again (`false`). */
+  dropEvents(dropping: boolean): void;
+  /** Sends a dropped or failed event now, late: `false` for an unknown one, or one pending or delivered. */
+  redeliver(eventId: string): boolean;
 }
 
 /**
@@ -155,6 +169,7 @@ export async function startProcessorSandbox(options: ProcessorSandboxOptions): P
       retryDelaysMs: [...(options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS)],
       // A delivery's outcome is saved in the background; a request's changes are saved before it is answered.
       onChange: () => void save().catch((error: unknown) => console.error('[processor-sandbox] could not save its state', error)),
+      dropEvents: options.dropEvents === true,
     },
     saved?.events,
   );
@@ -181,6 +196,8 @@ export async function startProcessorSandbox(options: ProcessorSandboxOptions): P
     },
     events: () => dispatcher.list(),
     intents: () => objects.listIntents(),
+    dropEvents: (dropping: boolean) => dispatcher.setDropping(dropping),
+    redeliver: (eventId: string) => dispatcher.redeliver(eventId),
   };
 }
 

@@ -5,11 +5,13 @@
  * before the settlement timer (its running settlement finishes), the webhook delivery pipeline (its running
  * consumer batch finishes), the sandbox rails, the sandbox processor and DynamoDB Local go.
  *
- * `settlementSchedule` (`SETTLEMENT_SCHEDULE`) is checked before anything starts: a schedule the local timer
- * cannot run stops the start with a message, rather than a service that silently never settles.
+ * `settlementSchedule` (`SETTLEMENT_SCHEDULE`) and `reconciliationSchedule` (`RECONCILIATION_SCHEDULE`) are checked
+ * before anything starts: a schedule the local timer cannot run stops the start with a message, rather than a
+ * service that silently never settles or never reconciles.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ensureTable } from '../../lib/store/table';
+import { RECONCILIATION } from '../reconciliation';
 import { SETTLEMENT_RUN_TIMEOUT_SECONDS } from '../routes';
 import { type SqsConsumer, type LocalDeliveryQueue } from './delivery-queue';
 import { startDeliveryPipeline, type SweepHandler } from './delivery-pipeline';
@@ -34,11 +36,21 @@ export interface LocalRuntimeOptions {
    * `stateDir`: where the sandbox processor keeps its state; `undefined` keeps it in memory. `publishableKey`: what
    * a browser pays with through the sandbox (its Stripe.js stand-in at `${processorUrl}/v3/`).
    */
-  processor: { port: number; secretKey: string; publishableKey: string; webhookSecret: string; stateDir?: string | undefined };
+  processor: {
+    port: number;
+    secretKey: string;
+    publishableKey: string;
+    webhookSecret: string;
+    stateDir?: string | undefined;
+    /** `PROCESSOR_SANDBOX_DROP_EVENTS`: the sandbox records its events but sends none (until told otherwise). */
+    dropEvents?: boolean | undefined;
+  };
   /** The sandbox payout rails; `stateDir`: where they keep their transfers and paid keys (`undefined`: in memory). */
   rails: { port: number; keys: { railA: string; railB: string }; stateDir?: string | undefined };
   /** `SETTLEMENT_SCHEDULE`: a rate expression (`rate(5 minutes)`; seconds allowed locally); unset: no timer. */
   settlementSchedule?: string | undefined;
+  /** `RECONCILIATION_SCHEDULE`: a rate expression as above, or `off`; unset: no timer. */
+  reconciliationSchedule?: string | undefined;
   /** The partner webhook delivery queue's SQS front (`WEBHOOK_QUEUE_URL` must point at it). */
   webhookQueue: { port: number };
   /** Serves the sandbox checkout at `/sandbox` (`sandbox-checkout.ts`); `stateDir`: where its partner is kept. */
@@ -52,6 +64,8 @@ export interface LocalRuntime {
   railsUrl: string;
   /** The settlement timer's interval in milliseconds; `undefined`: no timer (SETTLEMENT_SCHEDULE unset). */
   settlementIntervalMs: number | undefined;
+  /** The reconciliation timer's interval in milliseconds; `undefined`: no timer (RECONCILIATION_SCHEDULE off or unset). */
+  reconciliationIntervalMs: number | undefined;
   dynamoEndpoint: string;
   /** The partner webhook delivery queue's URL (its SQS front). */
   webhookQueueUrl: string;
@@ -65,7 +79,11 @@ export interface LocalRuntime {
 }
 
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
-  const settlementIntervalMs = options.settlementSchedule === undefined ? undefined : localInterval(options.settlementSchedule);
+  const settlementIntervalMs = options.settlementSchedule === undefined ? undefined : localInterval('SETTLEMENT_SCHEDULE', options.settlementSchedule);
+  const reconciliationIntervalMs =
+    options.reconciliationSchedule === undefined || options.reconciliationSchedule === 'off'
+      ? undefined
+      : localInterval('RECONCILIATION_SCHEDULE', options.reconciliationSchedule);
   const stops = stopsInReverse();
   const { stop } = stops;
   try {
@@ -83,6 +101,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       webhookSecret: options.processor.webhookSecret,
       webhookUrl: `http://127.0.0.1:${options.httpPort}/api/v1/webhooks/processor`,
       stateDir: options.processor.stateDir,
+      dropEvents: options.processor.dropEvents,
     });
     stops.push(processor.close);
     const rails = await startRailsSandbox({ port: options.rails.port, keys: options.rails.keys, stateDir: options.rails.stateDir });
@@ -104,6 +123,16 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
         run: invokeAsScheduled(settle, { functionName: 'settlement-scheduled', timeoutMs: SETTLEMENT_RUN_TIMEOUT_SECONDS * 1000 }),
         onError: (error) => console.error('[settlement-schedule] the settlement run failed; the next one tries again', error),
         onSkip: () => console.warn('[settlement-schedule] the previous settlement run is still going: this one is skipped'),
+      });
+      stops.push(timer.stop);
+    }
+    if (reconciliationIntervalMs !== undefined) {
+      const reconcile = await loadFunction<ScheduledHandler>('reconciliation-scheduled');
+      const timer = startRateTimer({
+        intervalMs: reconciliationIntervalMs,
+        run: invokeAsScheduled(reconcile, { functionName: 'reconciliation-scheduled', timeoutMs: RECONCILIATION.timeoutSeconds * 1000 }),
+        onError: (error) => console.error('[reconciliation-schedule] the reconciliation run failed; the next one tries again', error),
+        onSkip: () => console.warn('[reconciliation-schedule] the previous reconciliation run is still going: this one is skipped'),
       });
       stops.push(timer.stop);
     }
@@ -129,6 +158,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       processorUrl: processor.url,
       railsUrl: rails.url,
       settlementIntervalMs,
+      reconciliationIntervalMs,
       dynamoEndpoint: dynamo.endpoint,
       webhookQueueUrl: delivery.queueUrl,
       webhookQueue: delivery.queue,
@@ -144,12 +174,12 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   }
 }
 
-/** The interval of a local `SETTLEMENT_SCHEDULE`, or an error that names the variable and says what to write. */
-function localInterval(schedule: string): number {
+/** The interval of a local schedule (`SETTLEMENT_SCHEDULE` ...), or an error that names the variable and says what to write. */
+function localInterval(variable: string, schedule: string): number {
   try {
     return parseRate(schedule, { allowSeconds: true });
   } catch (error) {
-    throw new Error(`SETTLEMENT_SCHEDULE "${schedule}": ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`${variable} "${schedule}": ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 

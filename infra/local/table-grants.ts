@@ -5,7 +5,7 @@
  * outside any invocation (the runtime's own setup, a test seeding the table) are not checked: they have no role.
  */
 import { DynamoDBServiceException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { actionsOfRequest, queryIndexesOf, tableActionsOf } from '../table-grants';
+import { actionsOfRequest, queryIndexesOf, TABLE_QUERY, tableActionsOf } from '../table-grants';
 import { invocationUsage, invokedFunctionName } from './lambda-adapter';
 
 const MIDDLEWARE_NAME = 'localTableGrants';
@@ -27,7 +27,7 @@ export function enforceTableGrants(client: DynamoDBClient): void {
         if (refused.length > 0) throw accessDenied(functionName, refused[0]!);
         const indexes = queryIndexesOf(functionName);
         const indexName = (args.input as { IndexName?: string }).IndexName;
-        if (context.commandName === 'QueryCommand' && indexes !== undefined && (indexName === undefined || !indexes.includes(indexName))) {
+        if (context.commandName === 'QueryCommand' && indexes !== undefined && !indexes.includes(indexName ?? TABLE_QUERY)) {
           throw accessDenied(functionName, 'Query', indexName === undefined ? 'the table' : `index ${indexName}`);
         }
       }

@@ -1,17 +1,7 @@
 /** Wiring for inbound processor events (POST /processor/webhook). */
-import { config } from '../config';
 import { processor } from '../processor';
-import * as payees from '../store/payees';
-import * as payments from '../store/payment-updates';
 import * as transactions from '../store/transactions';
-import * as webhookEndpoints from '../store/webhook-endpoints';
 import type { ProcessorEventDeps } from '../use-cases/processor-events';
+import { paymentEventDeps } from './payment-events';
 
-export const processorEventDeps: ProcessorEventDeps = {
-  processor,
-  transactions,
-  payees,
-  webhookEndpoints,
-  payments,
-  processorFeePercent: config.PROCESSOR_FEE_PERCENT,
-};
+export const processorEventDeps: ProcessorEventDeps = { ...paymentEventDeps, processor, transactions };

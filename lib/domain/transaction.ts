@@ -68,6 +68,13 @@ const ALLOWED_MOVES: Readonly<Record<TransactionStatus, readonly TransactionStat
 export const canMove = (from: TransactionStatus, to: TransactionStatus): boolean => ALLOWED_MOVES[from].includes(to);
 
 /**
+ * A transaction whose outcome only the processor can tell: `pending` (or `initialized`) with an intent linked. The
+ * reconciliation asks the processor about these when their events are late (decisions.md §12).
+ */
+export const awaitsProcessor = (transaction: Pick<Transaction, 'status' | 'processorPaymentIntentId'>): boolean =>
+  (transaction.status === 'pending' || transaction.status === 'initialized') && transaction.processorPaymentIntentId !== null;
+
+/**
  * The gate before any payment is taken (decisions.md §5), in this order: partner found, active, KYC approved;
  * then client found, active. No payment for a partner without approved KYC or a client that is not active.
  */

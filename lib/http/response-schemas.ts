@@ -170,7 +170,10 @@ export const InitializedTransaction = replayable({ svc_tx_id: svcTxId, status: z
 
 export const AttachedIntent = replayable({
   svc_tx_id: svcTxId,
-  status: z.enum(TRANSACTION_STATUSES).meta({ description: "`pending`; attaching the same intent again answers the transaction's status now" }),
+  status: z.enum(TRANSACTION_STATUSES).meta({
+    description:
+      "`pending`, or the intent's outcome when it had one already (`succeeded`, `failed`, `abandoned`); attaching the same intent again answers the transaction's status now",
+  }),
   processor_payment_intent_id: z.string().meta({ example: 'pi_3QxYz0123456789abcdefghij' }),
 }).meta({ id: 'AttachedIntent' });
 

@@ -5,7 +5,7 @@
  */
 import type { DisputeStatus, PaymentChange } from '../domain/ledger';
 import { type CurrencyCode, normalizeCurrency } from '../domain/money';
-import type { EventMoney, ProcessorEvent } from './port';
+import type { EventMoney, PaymentEvent, ProcessorEvent } from './port';
 import { fromStripeAmount } from './stripe-amounts';
 
 /** decisions.md §5: the payment intent events the service acts on, and the outcome each reports. */
@@ -50,6 +50,34 @@ export function toProcessorEvent(id: string, type: string, object: unknown): Pro
     ? { kind: 'transaction', id, type, paymentIntentId, money: { readable: false, reason: change }, change: null }
     : { kind: 'transaction', id, type, paymentIntentId, money, change };
 }
+
+/**
+ * The event a payment intent's current state reports (decisions.md §12), read by the same mapping as the processor's
+ * own event ({@link toProcessorEvent}), so an outcome the service learns by asking is applied exactly as one it is
+ * told: `payment_intent.succeeded` for a succeeded intent, `payment_intent.canceled` for a canceled one, and
+ * `payment_intent.payment_failed` for one whose last attempt failed and that waits for another payment method (the
+ * state Stripe leaves after a decline). Any other state (processing, requiring an action or a first payment method)
+ * is still open: `undefined`. The id names the intent and the outcome, so every look at one outcome is one event.
+ */
+export function intentOutcomeEvent(intent: unknown): PaymentEvent | undefined {
+  const data = isObject(intent) ? intent : {};
+  const id = nonEmptyString(data.id);
+  if (id === undefined) return undefined;
+  const type = OUTCOME_EVENT_OF_INTENT_STATUS[typeof data.status === 'string' ? data.status : ''];
+  const failed = data.status === 'requires_payment_method' && isObject(data.last_payment_error);
+  const eventType = type ?? (failed ? 'payment_intent.payment_failed' : undefined);
+  if (eventType === undefined) return undefined;
+  const event = toProcessorEvent(`${INTENT_STATE_EVENT_PREFIX}${id}_${OUTCOME_OF_EVENT_TYPE[eventType]}`, eventType, data);
+  return event.kind === 'transaction' ? event : undefined;
+}
+
+/** Ids of the events read from an intent's state, never a processor event's own (`evt_…`). */
+export const INTENT_STATE_EVENT_PREFIX = 'intent_state_';
+
+const OUTCOME_EVENT_OF_INTENT_STATUS: Readonly<Record<string, string>> = Object.freeze({
+  succeeded: 'payment_intent.succeeded',
+  canceled: 'payment_intent.canceled',
+});
 
 /** A whole number of Stripe's units of `currency`, in the currency's minor units; else why not. */
 function minorOf(value: unknown, currency: CurrencyCode, what: string): number | string {

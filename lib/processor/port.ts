@@ -23,6 +23,12 @@ export interface PaymentIntent {
    * `partner_id`, which tie them to one transaction (attach-intent refuses an intent tied to another).
    */
   metadata: Record<string, string>;
+  /**
+   * What the intent's state says of the payment's outcome, as the event that reports it: succeeded, its last
+   * attempt failed, or canceled; `undefined` while the payment is still open. Its id is derived from the intent and
+   * the outcome, so every look at one outcome is one event, applied once (decisions.md §12).
+   */
+  outcomeEvent: PaymentEvent | undefined;
 }
 
 /**
@@ -52,13 +58,16 @@ export type ProcessorEvent =
       money: EventMoney | undefined;
     };
 
+/** A processor event about a payment (not an ignored type). */
+export type PaymentEvent = Extract<ProcessorEvent, { kind: 'transaction' }>;
+
 export interface Processor {
   /**
    * Creates the intent idempotently: the same `svcTxId` always yields the same intent, so a retry after a
    * crash between "intent created" and "transaction written" finds the intent instead of making a second one.
    */
   createPaymentIntent(intent: NewPaymentIntent): Promise<PaymentIntent>;
-  /** `undefined` when the processor does not know the id. */
+  /** `undefined` when the processor does not know the id; with the outcome its state reports, if any (`outcomeEvent`). */
   retrievePaymentIntent(id: string): Promise<PaymentIntent | undefined>;
   /** For the partner's frontend; 500 PROCESSOR_PUBLISHABLE_MISSING when not configured. */
   publishableKey(): Promise<string>;

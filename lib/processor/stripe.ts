@@ -9,6 +9,7 @@ import Stripe from 'stripe';
 import { timeLeftMs } from '../deadline';
 import { errors, fieldValidationError, formValidationError, ServiceError } from '../domain/errors';
 import { normalizeCurrency } from '../domain/money';
+import { intentOutcomeEvent } from './event-objects';
 import { verifyStripeEvent } from './events';
 import { publishableKeyFrom, type LoadProcessorKeys } from './keys';
 import type { NewPaymentIntent, PaymentIntent, Processor } from './port';
@@ -72,6 +73,7 @@ const toPaymentIntent = (intent: Stripe.PaymentIntent): PaymentIntent => {
     currency,
     clientSecret: intent.client_secret ?? '',
     metadata: intent.metadata,
+    outcomeEvent: intentOutcomeEvent(intent),
   };
 };
 

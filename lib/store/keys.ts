@@ -13,9 +13,26 @@ export interface TableKey {
   sk: string;
 }
 
-export type IndexKeys = Partial<Record<'gsi1pk' | 'gsi1sk' | 'gsi2pk' | 'gsi2sk' | 'gsi3pk' | 'gsi3sk', string>>;
+export type IndexKeys = Partial<Record<'gsi1pk' | 'gsi1sk' | 'gsi2pk' | 'gsi2sk' | 'gsi3pk' | 'gsi3sk' | 'gsi4pk' | 'gsi4sk', string>>;
 
 const timeOrdered = (createdAt: string, id: string) => `${createdAt}#${id}`;
+
+/**
+ * The reconciliation index's shard count. Each payment writes the index about twice (its keys set while it waits,
+ * removed when it moves on): at the design target of 10,000 payments a second, 64 shards keep each partition near
+ * 300 writes a second, under half of DynamoDB's 1,000 (decisions.md §11). Fixed: the reader queries every shard.
+ */
+export const RECONCILIATION_SHARDS = 64;
+
+/** The shard of a transaction: FNV-1a of its `svc_tx_id`, so a transaction keeps its shard for life. */
+export function reconciliationShardOf(svcTxId: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < svcTxId.length; i++) {
+    hash ^= svcTxId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % RECONCILIATION_SHARDS;
+}
 
 export const keys = {
   partner: (partnerId: string): TableKey => ({ pk: `PARTNER#${partnerId}`, sk: 'PROFILE' }),
@@ -85,6 +102,18 @@ export const keys = {
   adjustment: (svcTxId: string, kind: 'refund' | 'chargeback'): TableKey => ({
     pk: `TX#${svcTxId}`,
     sk: `ADJUSTMENT#${kind}`,
+  }),
+  /**
+   * Sparse reconciliation index (gsi4, keys only): present only while a transaction waits for the processor's word
+   * (pending, or initialized, with an intent), removed by the write that moves it on. Its partition is one of
+   * {@link RECONCILIATION_SHARDS} fixed shards chosen by the `svc_tx_id` (no partition shared by every payment's
+   * writes, decisions.md §11); its sort key the time of its last change, or of the reconciliation's last look at it,
+   * so the oldest come first and one the processor still holds open goes to the back.
+   */
+  reconciliationPartition: (shard: number) => `RECON#${String(shard).padStart(2, '0')}`,
+  reconciliationIndex: (svcTxId: string, changedAt: string): IndexKeys => ({
+    gsi4pk: keys.reconciliationPartition(reconciliationShardOf(svcTxId)),
+    gsi4sk: timeOrdered(changedAt, svcTxId),
   }),
   /** Links a processor payment intent to its transaction; its conditional create keeps the link unique. */
   paymentIntent: (paymentIntentId: string): TableKey => ({ pk: `INTENT#${paymentIntentId}`, sk: 'INTENT' }),

@@ -24,14 +24,31 @@ export interface IndexDefinition {
   indexName: string;
   partitionKey: string;
   sortKey: string;
+  /** `ALL` attributes (the default), or `KEYS_ONLY`: the table's and the index's keys, for an index whose reader reads each item itself. */
+  projection?: 'ALL' | 'KEYS_ONLY';
 }
 
-/** Generic, overloaded GSIs (all string keys, all attributes projected); `keys.ts` decides what goes in them. */
+/** Generic, overloaded GSIs (all string keys); `keys.ts` decides what goes in them. */
 export const GLOBAL_INDEXES: readonly IndexDefinition[] = [
   { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
   { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
   { indexName: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk' },
+  /**
+   * Sparse reconciliation index: only a transaction still waiting for the processor's word (pending or initialized
+   * with an intent) carries its keys. Keys only: the reconciliation reads each transaction again, strongly consistent,
+   * before it acts, and every write to it costs the least (docs/data-model.md).
+   */
+  { indexName: 'gsi4', partitionKey: 'gsi4pk', sortKey: 'gsi4sk', projection: 'KEYS_ONLY' },
 ];
+
+const indexSchema = (index: IndexDefinition) => ({
+  IndexName: index.indexName,
+  KeySchema: [
+    { AttributeName: index.partitionKey, KeyType: 'HASH' as const },
+    { AttributeName: index.sortKey, KeyType: 'RANGE' as const },
+  ],
+  Projection: { ProjectionType: index.projection ?? 'ALL' },
+});
 
 /**
  * The table's stream: every change, with the item's new image. The outbox relay reads new pending deliveries
@@ -44,7 +61,8 @@ const stringAttribute = (name: string) => ({ AttributeName: name, AttributeType:
 
 /**
  * Creates the table (on-demand, with every GSI, TTL and the stream) unless it exists; resolves once it is
- * ACTIVE. A table that exists without the stream (made before the outbox relay) gets it.
+ * ACTIVE. A table that exists without the stream (made before the outbox relay) gets it, and one without an index
+ * of {@link GLOBAL_INDEXES} (made before the index) gets the index.
  */
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<'created' | 'existed'> {
   let existing: TableDescription | undefined;
@@ -55,6 +73,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
   }
   if (existing !== undefined) {
     await ensureStream(client, tableName, existing.StreamSpecification);
+    await ensureIndexes(client, tableName, existing);
     return 'existed';
   }
   await client.send(
@@ -70,14 +89,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
         { AttributeName: PARTITION_KEY, KeyType: 'HASH' },
         { AttributeName: SORT_KEY, KeyType: 'RANGE' },
       ],
-      GlobalSecondaryIndexes: GLOBAL_INDEXES.map((index) => ({
-        IndexName: index.indexName,
-        KeySchema: [
-          { AttributeName: index.partitionKey, KeyType: 'HASH' },
-          { AttributeName: index.sortKey, KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'ALL' },
-      })),
+      GlobalSecondaryIndexes: GLOBAL_INDEXES.map(indexSchema),
       StreamSpecification: streamSpecification,
     }),
   );
@@ -100,4 +112,19 @@ async function ensureStream(client: DynamoDBClient, tableName: string, current: 
   }
   await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: streamSpecification }));
   await waitUntilTableExists({ client, maxWaitTime: 60, minDelay: 1, maxDelay: 2 }, { TableName: tableName });
+}
+
+/** Adds each index of {@link GLOBAL_INDEXES} the table lacks (DynamoDB takes one index creation per update). */
+async function ensureIndexes(client: DynamoDBClient, tableName: string, existing: TableDescription): Promise<void> {
+  const present = new Set((existing.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+  for (const index of GLOBAL_INDEXES.filter((candidate) => !present.has(candidate.indexName))) {
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: [stringAttribute(index.partitionKey), stringAttribute(index.sortKey)],
+        GlobalSecondaryIndexUpdates: [{ Create: indexSchema(index) }],
+      }),
+    );
+    await waitUntilTableExists({ client, maxWaitTime: 60, minDelay: 1, maxDelay: 2 }, { TableName: tableName });
+  }
 }

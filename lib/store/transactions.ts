@@ -3,7 +3,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { errors, fieldValidationError } from '../domain/errors';
 import { legacyFacts, type ReversalFacts } from '../domain/ledger';
 import { currencyCode } from '../domain/money';
-import { clientPaymentRefusal, partnerPaymentRefusal, type Transaction, type TransactionStatus } from '../domain/transaction';
+import { awaitsProcessor, clientPaymentRefusal, partnerPaymentRefusal, type Transaction, type TransactionStatus } from '../domain/transaction';
 import { toClient } from './clients';
 import { cancelledItem, failedConditions } from './conditions';
 import { completionItem, type FoldedCompletion } from './idempotency';
@@ -39,11 +39,13 @@ const toTransaction = (item: Record<string, unknown>): Transaction => ({
 
 /**
  * `meta` is stored as its JSON text: it comes back exactly as given, and no caller value (deep nesting, numbers
- * outside DynamoDB's range, empty keys) can make the write fail.
+ * outside DynamoDB's range, empty keys) can make the write fail. A transaction that waits for the processor (a
+ * checkout's, pending with its intent) is in the sparse reconciliation index from its first write.
  */
 export const transactionItem = ({ meta, ...tx }: Transaction) => ({
   ...keys.transaction(tx.svcTxId),
   ...keys.transactionIndex(tx.partnerId, tx.svcTxId, tx.createdAt),
+  ...(awaitsProcessor(tx) ? keys.reconciliationIndex(tx.svcTxId, tx.updatedAt) : {}),
   entity: 'transaction',
   ...tx,
   metaJson: meta === null ? null : JSON.stringify(meta),
@@ -159,22 +161,31 @@ export class TransactionStateConflict extends Error {
 
 /**
  * initialized -> pending with the intent linked: one transaction, conditional on the transaction still being
- * `initialized`, the intent not yet linked anywhere, and the payee still passing the payment gate.
+ * `initialized`, the intent not yet linked anywhere, and the payee still passing the payment gate. The transaction
+ * now waits for the processor: it enters the sparse reconciliation index in the same write.
  */
 export async function attachPaymentIntent(
   tx: Pick<Transaction, 'svcTxId' | 'partnerId' | 'clientId'>,
   paymentIntentId: string,
   now: string,
 ): Promise<void> {
+  const index = keys.reconciliationIndex(tx.svcTxId, now);
   const items = [
     {
       Update: {
         TableName: tableName,
         Key: keys.transaction(tx.svcTxId),
-        UpdateExpression: 'SET #status = :pending, processorPaymentIntentId = :intent, updatedAt = :now',
+        UpdateExpression: 'SET #status = :pending, processorPaymentIntentId = :intent, updatedAt = :now, gsi4pk = :gsi4pk, gsi4sk = :gsi4sk',
         ConditionExpression: 'attribute_exists(pk) AND #status = :initialized',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':pending': 'pending', ':initialized': 'initialized', ':intent': paymentIntentId, ':now': now },
+        ExpressionAttributeValues: {
+          ':pending': 'pending',
+          ':initialized': 'initialized',
+          ':intent': paymentIntentId,
+          ':now': now,
+          ':gsi4pk': index.gsi4pk,
+          ':gsi4sk': index.gsi4sk,
+        },
       },
     },
     intentLink(paymentIntentId, tx.svcTxId),

@@ -13,7 +13,7 @@ import { type PaymentUpdate, planPaymentUpdate, succeedsWith } from '../domain/p
 import type { FeeBreakdown, Transaction, TransactionStatus } from '../domain/transaction';
 import { deliveriesFor, partnerEventBody, type WebhookDelivery, type WebhookEndpoint } from '../domain/webhooks';
 import { countMetric, logger } from '../observability';
-import { type EventMoney, PAYMENT_INTENT_ID, type Processor } from '../processor/port';
+import { type EventMoney, PAYMENT_INTENT_ID, type PaymentEvent, type Processor } from '../processor/port';
 
 /** One event's update as written: the event applied, the transaction as read, what changes, who is told. */
 export interface PaymentWrite {
@@ -40,13 +40,13 @@ export interface PaymentUpdateWriter {
   writePaymentUpdate(write: PaymentWrite): Promise<PaymentWriteOutcome>;
 }
 
-/** The ports this use case calls, wired in `lib/adapters/`; tests may wrap them to inject faults. */
-export interface ProcessorEventDeps {
-  processor: Pick<Processor, 'verifyEvent'>;
-  transactions: {
-    getTransaction(svcTxId: string): Promise<Transaction | undefined>;
-    getTransactionByPaymentIntent(paymentIntentId: string): Promise<Transaction | undefined>;
-  };
+/**
+ * The ports that apply a payment event to its transaction ({@link applyPaymentEvent}): the processor's own event, or
+ * the outcome an intent's state reports when the service asks (attach-intent, the reconciliation). Wired in
+ * `lib/adapters/`; tests may wrap them to inject faults.
+ */
+export interface PaymentEventDeps {
+  transactions: { getTransaction(svcTxId: string): Promise<Transaction | undefined> };
   payees: { getPayee(partnerId: string, clientId: string): Promise<{ partner: Partner | undefined; client: Client | undefined }> };
   webhookEndpoints: { listWebhookEndpoints(partnerId: string): Promise<WebhookEndpoint[]> };
   payments: PaymentUpdateWriter;
@@ -54,10 +54,23 @@ export interface ProcessorEventDeps {
   processorFeePercent: number;
 }
 
-export type ProcessorEventOutcome =
-  | { kind: 'ignored'; type: string }
-  /** `moved`: this event changed the transaction (now `status`); otherwise `status` is its current one. */
-  | { kind: 'transaction'; svcTxId: string; status: TransactionStatus; moved: boolean };
+/** The ports of POST /webhooks/processor: the event's verification and its transaction found by intent, besides. */
+export interface ProcessorEventDeps extends PaymentEventDeps {
+  processor: Pick<Processor, 'verifyEvent'>;
+  transactions: PaymentEventDeps['transactions'] & {
+    getTransactionByPaymentIntent(paymentIntentId: string): Promise<Transaction | undefined>;
+  };
+}
+
+/** `moved`: this event changed the transaction (now `status`); otherwise `status` is its current one. */
+export interface PaymentEventOutcome {
+  kind: 'transaction';
+  svcTxId: string;
+  status: TransactionStatus;
+  moved: boolean;
+}
+
+export type ProcessorEventOutcome = { kind: 'ignored'; type: string } | PaymentEventOutcome;
 
 /**
  * How many times an update is decided again after losing a race (another event or a settlement run changed the
@@ -93,8 +106,19 @@ export async function handleProcessorEvent(
   if (event.paymentIntentId === undefined) throw errors.missingIntentId();
   // An id that is not a payment intent's can be linked to nothing (and one past DynamoDB's key size would fail the read).
   if (!PAYMENT_INTENT_ID.test(event.paymentIntentId)) throw errors.paymentIntentNotFound();
-  let transaction = await deps.transactions.getTransactionByPaymentIntent(event.paymentIntentId);
+  const transaction = await deps.transactions.getTransactionByPaymentIntent(event.paymentIntentId);
   if (transaction === undefined) throw errors.paymentIntentNotFound();
+  return applyPaymentEvent(deps, event, transaction);
+}
+
+/**
+ * Steps 3-7 of {@link handleProcessorEvent}, for an event about `transaction` as read: the one path every outcome
+ * the processor reports takes, whether it sent the event or the service read the intent's state (attach-intent,
+ * the reconciliation: decisions.md §12). Whichever comes first moves the transaction; the other finds nothing new
+ * (the state machine, the revision condition and the processed-event record see to it) and changes nothing.
+ */
+export async function applyPaymentEvent(deps: PaymentEventDeps, event: PaymentEvent, read: Transaction): Promise<PaymentEventOutcome> {
+  let transaction = read;
   logger.appendKeys({ processor_event_id: event.id, svc_tx_id: transaction.svcTxId, partner_id: transaction.partnerId });
 
   const change = event.change;
@@ -172,7 +196,7 @@ const MOVED_METRIC: Partial<Record<TransactionStatus, string>> = {
   chargeback: 'TransactionsChargedBack',
 };
 
-const unchanged = (transaction: Transaction): ProcessorEventOutcome => ({
+const unchanged = (transaction: Transaction): PaymentEventOutcome => ({
   kind: 'transaction',
   svcTxId: transaction.svcTxId,
   status: transaction.status,
@@ -206,7 +230,7 @@ function changeMismatch(money: EventMoney | undefined, change: PaymentChange, tr
 
 /** Steps 6-7 for one reading of the transaction: each notice its own partner event, delivered to its subscribers. */
 function writeUpdate(
-  deps: ProcessorEventDeps,
+  deps: PaymentEventDeps,
   event: { id: string; type: string },
   transaction: Transaction,
   update: PaymentUpdate,
@@ -221,7 +245,7 @@ function writeUpdate(
 }
 
 /** decisions.md §6, with the partner's and client's fee settings as they are when the payment succeeds. */
-async function feesOf(deps: ProcessorEventDeps, transaction: Transaction): Promise<FeeBreakdown> {
+async function feesOf(deps: PaymentEventDeps, transaction: Transaction): Promise<FeeBreakdown> {
   const { partner, client } = await deps.payees.getPayee(transaction.partnerId, transaction.clientId);
   // Partners and clients are never deleted: a missing one is a broken invariant, not the processor's doing.
   if (partner === undefined || client === undefined) throw new Error(`transaction ${transaction.svcTxId}: its partner or client is missing`);

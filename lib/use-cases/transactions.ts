@@ -10,6 +10,7 @@ import type { KnownPayee, Partner } from '../domain/partner';
 import {
   assertClientCanTakePayment,
   assertPartnerCanTakePayment,
+  awaitsProcessor,
   type Transaction,
 } from '../domain/transaction';
 import { assertActsFor, type Caller, type IdempotencyScope } from '../domain/caller';
@@ -19,6 +20,7 @@ import type { FoldedCompletion } from '../store/idempotency';
 import type * as payees from '../store/payees';
 import * as transactions from '../store/transactions';
 import { NO_REVERSALS } from '../domain/ledger';
+import { applyPaymentEvent, type PaymentEventDeps } from './processor-events';
 
 /**
  * The adapters these use cases call, wired once in `lib/adapters/` (the composition point); tests may wrap
@@ -32,10 +34,12 @@ export interface TransactionDeps {
   >;
   clients: Pick<typeof clients, 'getClient'>;
   payees: Pick<typeof payees, 'getPayee'>;
+  /** Where an intent's outcome, read at attach, is applied: the processor event's own path. */
+  paymentEvents: PaymentEventDeps;
 }
 
 /** The adapters of the use cases that never call the processor (so their functions bundle no processor SDK). */
-export type TransactionStoreDeps = Omit<TransactionDeps, 'processor'>;
+export type TransactionStoreDeps = Omit<TransactionDeps, 'processor' | 'paymentEvents'>;
 
 /** The branding packet's adapters: the payees, and of the processor only its publishable key. */
 export interface BrandingDeps {
@@ -246,9 +250,16 @@ async function visibleTransaction(
  * (a partner suspended since `initialize` takes no payment); the intent must exist at the processor and match
  * the transaction's amount and currency, and its `svc_tx_id`/`partner_id` metadata, where present, must name
  * this transaction and its partner (400 VALIDATION_ERROR: an intent made for another transaction or partner
- * cannot be taken over by someone who knows its id and amount, and answers as one that does not exist); then initialized -> pending and the intent
- * link in one conditional TransactWriteItems (which re-checks the gate). Attaching the same intent again
- * answers the same result; a transaction past `initialized` is 409 TX_NOT_INITIALIZED.
+ * cannot be taken over by someone who knows its id and amount, and answers as one that does not exist); then:
+ *   1. ATOMIC: initialized -> pending and the intent link in one conditional TransactWriteItems (which re-checks the
+ *      gate), the transaction entering the reconciliation index;
+ *   2. when the intent has an outcome already (the buyer paid, or the payment failed or was canceled, before the
+ *      link existed, so the processor's event found no transaction), that outcome in its own write, through the
+ *      processor event's path ({@link applyPaymentEvent}: split, ledger, partner webhooks); the event, when it comes
+ *      again, changes nothing (decisions.md §12). The answer shows the status it left.
+ * Attaching the same intent again answers the transaction as it is, after step 2 if it still waits (a first attach
+ * that could not finish step 2 left it to the reconciliation, or to this retry); a transaction past `initialized`
+ * with another intent is 409 TX_NOT_INITIALIZED.
  */
 export async function attachIntent(
   deps: TransactionDeps,
@@ -256,7 +267,9 @@ export async function attachIntent(
   input: { svcTxId: string; paymentIntentId: string },
 ): Promise<Transaction> {
   const transaction = await visibleTransaction(deps.transactions, caller, input.svcTxId);
-  if (transaction.processorPaymentIntentId === input.paymentIntentId && transaction.status !== 'initialized') return transaction;
+  if (transaction.processorPaymentIntentId === input.paymentIntentId && transaction.status !== 'initialized') {
+    return awaitsProcessor(transaction) ? applyIntentOutcome(deps, transaction, () => deps.processor.retrievePaymentIntent(input.paymentIntentId)) : transaction;
+  }
   if (transaction.status !== 'initialized') throw errors.txNotInitialized();
   await resolvePayee(deps, caller, transaction.partnerId, transaction.clientId);
   const intent = await deps.processor.retrievePaymentIntent(input.paymentIntentId);
@@ -268,7 +281,6 @@ export async function attachIntent(
   if (intent.amountMinor !== transaction.amountMinor || intent.currency !== transaction.currency) {
     throw invalidIntent("The payment intent's amount or currency does not match the transaction");
   }
-  if (intent.status === 'canceled') throw invalidIntent('The payment intent is canceled');
   const now = new Date().toISOString();
   try {
     await deps.transactions.attachPaymentIntent(transaction, intent.id, now);
@@ -277,7 +289,28 @@ export async function attachIntent(
     // Someone moved it first: answer from what is there now.
     return attachIntent(deps, caller, input);
   }
-  return { ...transaction, status: 'pending', processorPaymentIntentId: intent.id, updatedAt: now };
+  const pending: Transaction = { ...transaction, status: 'pending', processorPaymentIntentId: intent.id, updatedAt: now };
+  return applyIntentOutcome(deps, pending, async () => intent);
+}
+
+/**
+ * Step 2 of {@link attachIntent}: the outcome the intent's state reports, applied through the processor event's path;
+ * the transaction as it then is. Best effort: the link is written already, so a failure here (the processor or the
+ * table unavailable) is logged and answered with the transaction still `pending`, which the reconciliation finishes.
+ */
+async function applyIntentOutcome(deps: TransactionDeps, transaction: Transaction, readIntent: () => Promise<PaymentIntent | undefined>): Promise<Transaction> {
+  try {
+    const event = (await readIntent())?.outcomeEvent;
+    if (event === undefined) return transaction;
+    const applied = await applyPaymentEvent(deps.paymentEvents, event, transaction);
+    if (applied.moved) countMetric('AttachedIntentOutcomesApplied');
+    if (applied.status === transaction.status) return transaction;
+    return (await deps.transactions.getTransaction(transaction.svcTxId)) ?? { ...transaction, status: applied.status };
+  } catch (error) {
+    logger.error("The intent's outcome could not be applied at attach: the reconciliation will apply it", { error });
+    countMetric('AttachedIntentOutcomesDeferred');
+    return transaction;
+  }
 }
 
 /** GET /transactions/{svc_tx_id}: the reconcile-by-`svc_tx_id` read (404 for another partner's). */

@@ -44,6 +44,7 @@ describe.each([
       'PartnerPayments-Api',
       'PartnerPayments-Console',
       'PartnerPayments-Delivery',
+      'PartnerPayments-Reconciliation',
       'PartnerPayments-Settlement',
       'PartnerPayments-Stateful',
     ]);

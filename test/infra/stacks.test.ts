@@ -44,7 +44,7 @@ describe('stateful stack', () => {
             { AttributeName: index.partitionKey, KeyType: 'HASH' },
             { AttributeName: index.sortKey, KeyType: 'RANGE' },
           ],
-          Projection: { ProjectionType: 'ALL' },
+          Projection: { ProjectionType: index.projection ?? 'ALL' },
         }),
       ),
       Replicas: [

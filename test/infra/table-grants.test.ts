@@ -8,7 +8,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { addServiceStacks } from '../../infra/aws/service-stacks';
 import { fallbackRoute, routes } from '../../infra/routes';
-import { BACKGROUND_TABLE_ACTIONS, QUERY_INDEXES, tableActionsOf } from '../../infra/table-grants';
+import { BACKGROUND_TABLE_ACTIONS, QUERY_INDEXES, TABLE_QUERY, tableActionsOf } from '../../infra/table-grants';
 
 type Statement = { Action: string | string[]; Resource: unknown };
 
@@ -18,7 +18,7 @@ beforeAll(() => {
   // The grants do not depend on the code: no bundling (the other infra tests build every bundle).
   const app = new App({ context: { stage: 'dev', 'aws:cdk:bundling-stacks': [] } });
   const stacks = addServiceStacks(app);
-  templates = [stacks.api, stacks.delivery, stacks.settlement].map((stack) => Template.fromStack(stack));
+  templates = [stacks.api, stacks.delivery, stacks.settlement, stacks.reconciliation].map((stack) => Template.fromStack(stack));
 }, 120_000);
 
 /** The statements of function `name`'s role policy that grant `dynamodb:` actions. */
@@ -66,7 +66,7 @@ describe('table grants in AWS', () => {
     const queries = statements.filter((statement) => [statement.Action].flat().includes('dynamodb:Query'));
     const others = statements.filter((statement) => !queries.includes(statement));
 
-    expect(queries.flatMap(resourcesOf).sort()).toEqual(indexes.map((index) => `index/${index}`).sort());
+    expect(queries.flatMap(resourcesOf).sort()).toEqual(indexes.map((index) => (index === TABLE_QUERY ? 'table' : `index/${index}`)).sort());
     expect([...new Set(others.flatMap(resourcesOf))]).toEqual(['table']);
     expect(queries.every((statement) => [statement.Action].flat().length === 1)).toBe(true);
   });

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { signatureHeader } from '../../infra/local/processor-sandbox-events';
+import { intentOutcomeEvent } from '../../lib/processor/event-objects';
 import { verifyStripeEvent, toProcessorEvent } from '../../lib/processor/events';
 
 const SECRET = 'whsec_unit_events';
@@ -278,5 +279,32 @@ describe('toProcessorEvent (decisions.md §5, §5a)', () => {
     for (const type of ['charge.succeeded', 'charge.dispute.updated', 'charge.refund.updated', 'payment_intent.created', 'customer.created', 'constructor', '__proto__', 'toString']) {
       expect(toProcessorEvent('evt_1', type, { id: 'pi_1' })).toEqual({ kind: 'ignored', id: 'evt_1', type });
     }
+  });
+});
+
+describe('intentOutcomeEvent (decisions.md §12)', () => {
+  const intent = (fields: Record<string, unknown>) => ({ id: 'pi_42', object: 'payment_intent', amount: 4999, currency: 'eur', ...fields });
+
+  it.each([
+    [{ status: 'succeeded' }, 'payment_intent.succeeded', 'succeeded'],
+    [{ status: 'canceled' }, 'payment_intent.canceled', 'abandoned'],
+    [{ status: 'requires_payment_method', last_payment_error: { code: 'card_declined' } }, 'payment_intent.payment_failed', 'failed'],
+  ])('reads %j as the event that reports it, through the same mapping, with an id per intent and outcome', (state, type, status) => {
+    expect(intentOutcomeEvent(intent(state))).toEqual({
+      ...toProcessorEvent(`intent_state_pi_42_${status}`, type, intent(state)),
+      id: `intent_state_pi_42_${status}`,
+    });
+    expect(intentOutcomeEvent(intent(state))?.change).toEqual({ kind: 'outcome', status });
+  });
+
+  it.each([
+    { status: 'requires_payment_method', last_payment_error: null },
+    { status: 'requires_confirmation' },
+    { status: 'requires_action' },
+    { status: 'processing' },
+    { status: 'requires_capture' },
+    {},
+  ])('has no outcome while the payment is open: %j', (state) => {
+    expect(intentOutcomeEvent(intent(state))).toBeUndefined();
   });
 });

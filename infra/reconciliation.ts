@@ -1,0 +1,13 @@
+/**
+ * The reconciliation schedule's settings, shared by the CDK stack (`aws/reconciliation-stack.ts`) and the local
+ * runtime's timer (`local/runtime.ts`), so both run the same function the same way. Pure data.
+ */
+export const RECONCILIATION = {
+  /** decisions.md §12: every 15 minutes (the local default `RECONCILIATION_SCHEDULE` is the same rate). */
+  rateMinutes: 15,
+  /**
+   * A run asks about at most `RECONCILIATION_MAX_CHECKS` (500) transactions, 4 processor calls at a time: well within
+   * 5 minutes, and the run stops starting checks before its deadline anyway. Shorter than the rate, so runs rarely meet.
+   */
+  timeoutSeconds: 5 * 60,
+} as const;
