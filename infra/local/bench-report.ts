@@ -39,6 +39,16 @@ export const TARGETS: Target[] = [
   bound('settlement: 10,000 transactions batched within 30 s', 'settlement_10k_s', '<=', 30, ' s'),
   bound('settlement: with 100,000 settled in the table at most 1.2x as long', 'settlement_history_ratio', '<=', 1.2),
   bound('processor event -> partner webhook p95 at most 1 s', 'webhook_p95_ms', '<=', 1000, ' ms'),
+  bound('the same beside a noisy neighbour: p95 at most 1 s', 'webhook_noisy_neighbor_p95_ms', '<=', 1000, ' ms'),
+  {
+    name: 'the same beside a noisy neighbour: p95 at most 2x the quiet p95',
+    check: (figures) => {
+      const quiet = numberOf(figures, 'webhook_p95_ms');
+      const noisy = numberOf(figures, 'webhook_noisy_neighbor_p95_ms');
+      if (quiet === undefined || noisy === undefined) return undefined;
+      return { shown: `${noisy} ms = ${Math.round((noisy / quiet) * 100) / 100}x quiet ${quiet} ms`, met: noisy <= 2 * quiet };
+    },
+  },
 ];
 
 export interface TargetRow {
