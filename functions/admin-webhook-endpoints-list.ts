@@ -22,5 +22,5 @@ const doc: RouteDoc = {
 
 export const handler = httpRoute({ access: 'admin', params: PartnerParams, doc }, async ({ params }) => ({
   status: 200,
-  body: { items: (await listWebhookEndpoints(params.partner_id)).map(presentWebhookEndpoint) },
+  body: { items: (await listWebhookEndpoints(params.partner_id)).map((endpoint) => presentWebhookEndpoint(endpoint)) },
 }));

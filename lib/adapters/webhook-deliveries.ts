@@ -5,14 +5,14 @@ import * as webhookEndpoints from '../store/webhook-endpoints';
 import type { WebhookDeliveryDeps } from '../use-cases/webhook-deliveries';
 import { createHttpSender, WEBHOOK_TIMEOUT_MS } from '../webhooks/http-sender';
 import { breakerSettings } from '../domain/endpoint-breaker';
+import { cachedEndpoints } from './endpoint-cache';
 import { deliveryQueue } from '../webhooks/sqs-queue';
 import { webhookUrlPolicy } from './webhook-url-policy';
 
 /** The delivery consumer's adapters: real HTTP (10 s timeout, URL re-checked, addresses pinned), the queue for retries. */
 export const webhookDeliveryDeps: WebhookDeliveryDeps = {
   deliveries,
-  endpoints: webhookEndpoints,
-  breakers: webhookEndpoints,
+  ...cachedEndpoints(webhookEndpoints, webhookEndpoints),
   breakerSettings: breakerSettings(WEBHOOK_TIMEOUT_MS),
   openSecret: (sealed) => secretBox.open(sealed, SECRET_PURPOSE.webhook),
   queue: deliveryQueue,

@@ -6,6 +6,7 @@
  * subscribed to it gets its own delivery (`dlv_…`), attempted up to {@link MAX_DELIVERY_ATTEMPTS} times. The
  * body is fixed when the event is emitted and sent byte for byte on every attempt and resend.
  */
+import type { BreakerState } from './endpoint-breaker';
 import { toMajorUnits } from './money';
 import type { PartnerNotice } from './payment-update';
 import type { Transaction } from './transaction';
@@ -36,6 +37,8 @@ export interface WebhookEndpoint {
   url: string;
   events: PartnerEvent[];
   createdAt: string;
+  /** Its circuit breaker, as stored (absent on a new endpoint not yet written). */
+  breaker?: BreakerState | undefined;
 }
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
@@ -82,6 +85,10 @@ export interface WebhookDelivery {
   lastError: string | null;
   /** Epoch ms before which the next attempt is not due (the backoff), while a retry waits; else absent. */
   nextAttemptAt?: number | undefined;
+  /** Epoch ms: an attempt is running until then (its lease), as read; else absent. */
+  leaseUntil?: number | undefined;
+  /** Epoch ms: while pending, when the outbox sweep would send it again (its outbox sort key), as read. */
+  relayAfter?: number | undefined;
   createdAt: string;
   updatedAt: string;
 }

@@ -18,6 +18,8 @@ export const OUTBOX_GRACE_MS = 30_000;
 
 /** A deferral ending this much before the delivery's outbox key needs no write (see `deferDelivery`). */
 const DEFERRAL_MARGIN_MS = 5_000;
+/** How far past a deferral its outbox key is parked, so the deferrals after it within this time write nothing. */
+const DEFERRAL_PARK_MS = 60 * 60_000;
 
 export const toDelivery = (item: Record<string, unknown>): WebhookDelivery => ({
   id: item.id as string,
@@ -32,6 +34,8 @@ export const toDelivery = (item: Record<string, unknown>): WebhookDelivery => ({
   lastHttpStatus: (item.lastHttpStatus as number | null | undefined) ?? null,
   lastError: (item.lastError as string | null | undefined) ?? null,
   nextAttemptAt: item.nextAttemptAt as number | undefined,
+  leaseUntil: item.leaseUntil as number | undefined,
+  relayAfter: typeof item.gsi2sk === 'string' ? Date.parse(item.gsi2sk.slice(0, item.gsi2sk.indexOf('#'))) : undefined,
   createdAt: item.createdAt as string,
   updatedAt: item.updatedAt as string,
 });
@@ -128,22 +132,21 @@ export async function claimAttempt(
 
 /**
  * Defers a pending delivery that no attempt is running on until `until` (its endpoint's breaker is open, or a
- * probe of it is running): its attempt count unchanged, its next attempt not due before then, its outbox sort
- * key past it (so the sweep does not send it again meanwhile). Conditional on the delivery being as read (still
- * pending at `attempts`, no lease running); `false` otherwise (another consumer moved it: nothing to do).
+ * probe of it is running): its attempt count unchanged, its next attempt not due before then. Its outbox sort key
+ * is parked {@link DEFERRAL_PARK_MS} past `until`, so the sweep leaves it alone while the queue's delayed messages
+ * carry it, and the deferrals that follow within that hour write nothing. Conditional on the delivery being as
+ * read (still pending at `attempts`, no lease running).
  *
- * A deferral that ends well before the delivery's outbox key writes nothing: that key is never earlier than
- * {@link OUTBOX_GRACE_MS} after its creation or its next attempt's due time (every write that moves it moves it
- * later), so the sweep leaves it alone meanwhile, and a claim at `until` needs nothing changed. The deliveries
- * waiting on a new probe (a second or so) cost no write, and no record on the table's stream.
+ * `false` when an attempt is running on it (its consumer schedules what follows) or it moved since it was read:
+ * the caller sends nothing. A deferral that ends before the outbox key as read writes nothing.
  */
 export async function deferDelivery(
-  delivery: Pick<WebhookDelivery, 'id' | 'attempts' | 'createdAt' | 'nextAttemptAt'>,
+  delivery: Pick<WebhookDelivery, 'id' | 'attempts' | 'leaseUntil' | 'relayAfter'>,
   at: { now: number; until: number },
 ): Promise<boolean> {
-  const outboxNotBefore = Math.max(Date.parse(delivery.createdAt), delivery.nextAttemptAt ?? 0) + OUTBOX_GRACE_MS;
-  if (at.until + DEFERRAL_MARGIN_MS <= outboxNotBefore) return true;
-  const outbox = outboxAfter(delivery.id, at.until);
+  if ((delivery.leaseUntil ?? 0) > at.now) return false;
+  if (delivery.relayAfter !== undefined && at.until + DEFERRAL_MARGIN_MS <= delivery.relayAfter) return true;
+  const outbox = outboxAfter(delivery.id, at.until + DEFERRAL_PARK_MS);
   return writeIfCondition(
     documentClient.send(
       new UpdateCommand({

@@ -5,7 +5,7 @@
  */
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditEvent } from '../domain/audit';
-import { type BreakerState, NEW_ENDPOINT_BREAKER } from '../domain/endpoint-breaker';
+import { type BreakerState, LEGACY_ENDPOINT_BREAKER, NEW_ENDPOINT_BREAKER } from '../domain/endpoint-breaker';
 import { errors } from '../domain/errors';
 import type { PartnerEvent, WebhookEndpoint } from '../domain/webhooks';
 import type { SealedSecret } from '../secrets/secret-box';
@@ -28,6 +28,7 @@ export const toWebhookEndpoint = (item: Record<string, unknown>): WebhookEndpoin
   url: item.url as string,
   events: item.events as PartnerEvent[],
   createdAt: item.createdAt as string,
+  breaker: toStoredBreaker(item).state,
 });
 
 /** Every endpoint of a partner (a partner has a handful: one strongly consistent Query, paged through). */
@@ -72,7 +73,8 @@ export async function createWebhookEndpoint(endpoint: WebhookEndpoint, secret: S
       {
         Put: {
           TableName: tableName,
-          Item: { ...keys.webhookEndpoint(endpoint.partnerId, endpoint.id), entity: 'webhookEndpoint', ...endpoint, secret },
+          // A new endpoint's breaker: its first delivery probes it (docs/webhooks.md).
+          Item: { ...keys.webhookEndpoint(endpoint.partnerId, endpoint.id), entity: 'webhookEndpoint', ...endpoint, secret, breaker: endpoint.breaker ?? NEW_ENDPOINT_BREAKER },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
@@ -93,10 +95,13 @@ export interface StoredBreaker {
   revision: number;
 }
 
-const toStoredBreaker = (item: Record<string, unknown>): StoredBreaker => ({
-  state: { ...NEW_ENDPOINT_BREAKER, ...(item.breaker as Partial<BreakerState> | undefined) },
-  revision: (item.breakerRevision as number | undefined) ?? 0,
-});
+/** An item without a breaker is an endpoint created before breakers were kept: closed. */
+function toStoredBreaker(item: Record<string, unknown>): StoredBreaker {
+  return {
+    state: item.breaker === undefined ? LEGACY_ENDPOINT_BREAKER : { ...NEW_ENDPOINT_BREAKER, ...(item.breaker as Partial<BreakerState>) },
+    revision: (item.breakerRevision as number | undefined) ?? 0,
+  };
+}
 
 /**
  * An endpoint, its sealed secret (to sign a delivery) and its breaker, or `undefined` once it is deleted.
@@ -119,7 +124,7 @@ export async function getBreaker(partnerId: string, endpointId: string): Promise
       TableName: tableName,
       Key: keys.webhookEndpoint(partnerId, endpointId),
       ConsistentRead: true,
-      ProjectionExpression: 'breaker, breakerRevision',
+      ProjectionExpression: 'pk, breaker, breakerRevision',
     }),
   );
   return Item === undefined ? undefined : toStoredBreaker(Item);

@@ -10,12 +10,12 @@ import { type AuditEvent, type AuditEventType, newAuditEvent } from '../domain/a
 import { admit, afterAttempt, type BreakerSettings, type BreakerState, startProbe, withoutProbe } from '../domain/endpoint-breaker';
 import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
-import { isDelivered, MAX_DELIVERY_ATTEMPTS, retryDelayMs, type DeliveryStatus, type WebhookDelivery } from '../domain/webhooks';
+import { isDelivered, MAX_DELIVERY_ATTEMPTS, retryDelayMs, type DeliveryStatus, type WebhookDelivery, type WebhookEndpoint } from '../domain/webhooks';
 import type { SealedSecret } from '../secrets/secret-box';
 import * as deliveries from '../store/deliveries';
 import type { Page } from '../store/paging';
 import * as partners from '../store/partners';
-import type * as endpoints from '../store/webhook-endpoints';
+import * as webhookEndpoints from '../store/webhook-endpoints';
 import type { StoredBreaker } from '../store/webhook-endpoints';
 import type { WebhookSender } from '../webhooks/http-sender';
 import { type DeliveryQueue, MAX_DELAY_SECONDS } from '../webhooks/queue';
@@ -32,6 +32,11 @@ const ATTEMPT_LEASE_MS = 60_000;
 const DUE_TOLERANCE_MS = 500;
 
 
+/** An endpoint with its sealed secret and breaker, as the consumer reads it (`undefined`: deleted). */
+export interface EndpointStore {
+  getWebhookEndpointWithSecret(partnerId: string, endpointId: string): Promise<{ endpoint: WebhookEndpoint; secret: SealedSecret; breaker: StoredBreaker } | undefined>;
+}
+
 /** Endpoints' circuit breakers, kept on their items (conditional on the revision read). */
 export interface BreakerStore {
   getBreaker(partnerId: string, endpointId: string): Promise<StoredBreaker | undefined>;
@@ -41,7 +46,7 @@ export interface BreakerStore {
 /** The adapters of the consumer, wired in `lib/adapters/`; tests build variants (fake queue, short timeout, clock). */
 export interface WebhookDeliveryDeps {
   deliveries: Pick<typeof deliveries, 'getDelivery' | 'claimAttempt' | 'recordAttempt' | 'deferDelivery'>;
-  endpoints: Pick<typeof endpoints, 'getWebhookEndpointWithSecret'>;
+  endpoints: EndpointStore;
   breakers: BreakerStore;
   /** The breakers' timings (`breakerSettings` of the sender's timeout). */
   breakerSettings: BreakerSettings;
@@ -74,7 +79,7 @@ export type BreakerChange = 'opened' | 'closed' | 'unchanged' | 'not-recorded';
 /** What one message did, for the consumer's log line and for tests. */
 export type DeliveryStep =
   | { outcome: 'unknown' | 'finished' | 'not-due' | 'superseded' }
-  | { outcome: 'deferred'; reason: 'open' | 'probing'; until: number; enqueued: boolean }
+  | { outcome: 'deferred'; reason: 'open' | 'probing'; until: number }
   | { outcome: 'succeeded'; attempt: number; httpStatus: number; probe: boolean; breaker: BreakerChange }
   | { outcome: 'retry-scheduled'; attempt: number; httpStatus: number | null; delaySeconds: number; enqueued: boolean; probe: boolean; breaker: BreakerChange }
   | { outcome: 'failed'; attempt: number; httpStatus: number | null; error: string; probe?: boolean; breaker?: BreakerChange };
@@ -168,7 +173,7 @@ export async function deliverWebhook(deps: WebhookDeliveryDeps, deliveryId: stri
   const httpStatus = 'httpStatus' in result ? result.httpStatus : null;
   const timedOut = 'timedOut' in result && result.timedOut === true;
   const probe = gate.probe;
-  const updateBreaker = () => recordOnBreaker(deps, delivery, gate.breaker, { probe, timedOut });
+  const updateBreaker = () => recordOnBreaker(deps, delivery, gate.breaker, { probe, timedOut, startedAt: claimedAt });
   if (httpStatus !== null && isDelivered(httpStatus)) {
     const audit = auditOf(delivery, 'webhook_delivery.succeeded', now, { attempt, http_status: httpStatus });
     const recorded = await deps.deliveries.recordAttempt(claimedDelivery, { status: 'succeeded', httpStatus }, audit, { now });
@@ -228,8 +233,9 @@ async function passBreaker(deps: WebhookDeliveryDeps, delivery: WebhookDelivery,
 
 /**
  * Step 3, deferring: the delivery's next attempt is due a little after the breaker's `until` (jittered, so the
- * deliveries waiting on one endpoint do not come back at one moment), by a write conditional on the delivery
- * being as read, then a message delayed until then (beyond SQS's longest delay, the outbox sweep sends it).
+ * deliveries waiting on one endpoint do not come back at one moment; at most 15 minutes, SQS's longest delay),
+ * by a write conditional on the delivery being as read when its outbox key must move, then a message delayed
+ * until then.
  * A delivery that has waited on the breaker past {@link MAX_BREAKER_WAIT_MS} is failed instead.
  */
 async function deferOnBreaker(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, gate: Extract<Gate, { kind: 'defer' }>): Promise<DeliveryStep> {
@@ -237,12 +243,11 @@ async function deferOnBreaker(deps: WebhookDeliveryDeps, delivery: WebhookDelive
   if (now - Date.parse(delivery.createdAt) > MAX_BREAKER_WAIT_MS) {
     return failWithoutAttempt(deps, delivery, `Not attempted again: the endpoint kept timing out, its circuit breaker open for over ${MAX_BREAKER_WAIT_MS / 3_600_000} h`);
   }
-  const until = Math.max(now, gate.until) + Math.round(deps.random() * gate.spreadMs);
+  // At most SQS's longest delay: the delayed message carries every deferral, never the sweep.
+  const until = Math.min(Math.max(now, gate.until) + Math.round(deps.random() * gate.spreadMs), now + MAX_DELAY_SECONDS * 1000);
   if (!(await deps.deliveries.deferDelivery(delivery, { now, until }))) return { outcome: 'not-due' };
-  const delaySeconds = Math.ceil((until - now) / 1000);
-  const enqueued = delaySeconds <= MAX_DELAY_SECONDS;
-  if (enqueued) await deps.queue.send({ deliveryId: delivery.id, partnerId: delivery.partnerId }, delaySeconds);
-  return { outcome: 'deferred', reason: gate.reason, until, enqueued };
+  await deps.queue.send({ deliveryId: delivery.id, partnerId: delivery.partnerId }, Math.ceil((until - now) / 1000));
+  return { outcome: 'deferred', reason: gate.reason, until };
 }
 
 /**
@@ -254,13 +259,13 @@ async function recordOnBreaker(
   deps: WebhookDeliveryDeps,
   delivery: WebhookDelivery,
   read: StoredBreaker,
-  attempt: { probe: boolean; timedOut: boolean },
+  attempt: { probe: boolean; timedOut: boolean; startedAt: number },
 ): Promise<BreakerChange> {
   try {
     let breaker: StoredBreaker | undefined = read;
     for (let tries = 0; breaker !== undefined && tries < BREAKER_WRITE_TRIES; tries += 1) {
       const probe = attempt.probe && breaker.state.probeStartedAt === read.state.probeStartedAt;
-      const next = afterAttempt(breaker.state, { probe, timedOut: attempt.timedOut }, deps.now(), deps.breakerSettings);
+      const next = afterAttempt(breaker.state, { ...attempt, probe }, deps.now(), deps.breakerSettings);
       if (next === undefined) return 'unchanged';
       if (await deps.breakers.putBreaker(delivery.partnerId, delivery.endpointId, next, breaker.revision)) return attempt.timedOut ? 'opened' : 'closed';
       breaker = await deps.breakers.getBreaker(delivery.partnerId, delivery.endpointId);
@@ -294,6 +299,10 @@ export async function listPartnerDeliveries(
  * endpoint, pending with no attempts, written with its audit event in one transaction that also requires the
  * endpoint to still exist (409 WEBHOOK_ENDPOINT_DELETED). The outbox relay enqueues it like any new delivery.
  * Any delivery may be resent, whatever its status: the partner deduplicates by event id.
+ *
+ * A resend is what an operator does once the endpoint is fixed, so an open breaker ends its cool-down now: the
+ * resent delivery goes as the next probe instead of waiting up to 15 minutes (a write conditional on the breaker's
+ * revision; one lost to a consumer's own write is left to that consumer).
  */
 export async function resendDelivery(deliveryId: string): Promise<WebhookDelivery> {
   const original = await deliveries.getDelivery(deliveryId);
@@ -307,10 +316,16 @@ export async function resendDelivery(deliveryId: string): Promise<WebhookDeliver
     lastHttpStatus: null,
     lastError: null,
     nextAttemptAt: undefined, // the original's backoff is not the resend's: it is due at once
+    leaseUntil: undefined,
+    relayAfter: undefined,
     createdAt: now,
     updatedAt: now,
   };
   const audit = auditOf(resent, 'webhook_delivery.resent', Date.parse(now), { resent_from: original.id });
   await deliveries.putResentDelivery(resent, audit);
+  const breaker = await webhookEndpoints.getBreaker(resent.partnerId, resent.endpointId);
+  if (breaker !== undefined && breaker.state.openUntil > Date.parse(now)) {
+    await webhookEndpoints.putBreaker(resent.partnerId, resent.endpointId, { ...breaker.state, openUntil: Date.parse(now) }, breaker.revision);
+  }
   return resent;
 }

@@ -85,6 +85,8 @@ describe('webhook endpoints', () => {
       name: 'Orders',
       url: 'http://127.0.0.1:9/hook',
       events: ['transaction_succeeded', 'transaction_refunded'],
+      // A new endpoint: its first delivery probes it (docs/webhooks.md: Slow endpoints)
+      circuit: { state: 'probing', open_until: null },
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       created_at: expect.any(String),
     });
@@ -116,8 +118,8 @@ describe('webhook endpoints', () => {
     expect(listed.status).toBe(200);
     expect(listed.body).toEqual({
       items: [
-        { id: second.body.id, name: 'Second', url: validEndpoint.url, events: ['transaction_failed'], created_at: second.body.created_at },
-        { id: first.body.id, name: 'First', url: validEndpoint.url, events: validEndpoint.events, created_at: first.body.created_at },
+        { id: second.body.id, name: 'Second', url: validEndpoint.url, events: ['transaction_failed'], circuit: { state: 'probing', open_until: null }, created_at: second.body.created_at },
+        { id: first.body.id, name: 'First', url: validEndpoint.url, events: validEndpoint.events, circuit: { state: 'probing', open_until: null }, created_at: first.body.created_at },
       ],
     });
     const text = JSON.stringify(listed.body);

@@ -9,6 +9,8 @@ import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { createHandler } from '../../functions/webhook-delivery';
 import { webhookDeliveryDeps } from '../../lib/adapters';
+import { cachedEndpoints } from '../../lib/adapters/endpoint-cache';
+import * as webhookEndpoints from '../../lib/store/webhook-endpoints';
 import { breakerSettings } from '../../lib/domain/endpoint-breaker';
 import type { WebhookDelivery } from '../../lib/domain/webhooks';
 import { putNewDelivery } from '../../lib/store/deliveries';
@@ -72,6 +74,8 @@ function consumer(clock: { now: number }, send?: WebhookSender) {
   const sent: Array<{ message: DeliveryMessage; delaySeconds: number }> = [];
   const deps: WebhookDeliveryDeps = {
     ...webhookDeliveryDeps,
+    // A cache of its own, as each Lambda container has
+    ...cachedEndpoints(webhookEndpoints, webhookEndpoints),
     queue: { send: async (message, delaySeconds) => void sent.push({ message, delaySeconds }) },
     send: send ?? createHttpSender({ policy: { allowInsecure: true }, timeoutMs: TIMEOUT_MS }),
     breakerSettings: breakerSettings(TIMEOUT_MS),
@@ -112,19 +116,61 @@ describe('an endpoint that stops answering', () => {
     expect(await stored(keys.webhookDelivery(third.id))).toMatchObject({ status: 'pending', attempts: 0 });
     expect(sent[sentBefore]).toEqual({ message: { deliveryId: third.id, partnerId: partner.partnerId }, delaySeconds: Math.ceil((openUntil + 2_500 - clock.now) / 1000) });
 
-    // Act: the endpoint recovers; after the cool-down the third goes as the probe, and its answer closes the breaker
+    // Act: the endpoint recovers; after the cool-down the third goes as the probe
     receiver.behave('/flaky', { status: 200 });
     clock.now = openUntil + 1;
     await consume(third);
     expect(await stored(keys.webhookDelivery(third.id))).toMatchObject({ status: 'succeeded', attempts: 1 });
-    expect((await stored(keys.webhookEndpoint(partner.partnerId, endpointId))).breaker).toEqual({ answeredAt: clock.now, openUntil: 0, cooldownMs: 0, probeStartedAt: 0, probeUntil: 0 });
+    // ... not closed yet: an endpoint that timed out needs 3 answered probes in a row
+    expect((await stored(keys.webhookEndpoint(partner.partnerId, endpointId))).breaker).toMatchObject({ probesToClose: 2, probeUntil: 0 });
 
-    // Assert: closed, the two others go at once, in one batch, side by side
+    // Act: the two others, one batch at a time, each the next probe (their retries are due)
     clock.now += 10_000;
-    await consume(first, second);
+    await consume(first);
+    await consume(second);
+
+    // Assert: both delivered; the third answered probe closed the breaker
     expect(await stored(keys.webhookDelivery(first.id))).toMatchObject({ status: 'succeeded' });
     expect(await stored(keys.webhookDelivery(second.id))).toMatchObject({ status: 'succeeded', attempts: waiting === second ? 1 : 2 });
-    expect(receiver.arrivals('/flaky')).toHaveLength(4);
+    expect((await stored(keys.webhookEndpoint(partner.partnerId, endpointId))).breaker).toEqual({
+      answeredAt: clock.now, openUntil: 0, cooldownMs: 0, probeStartedAt: 0, probeUntil: 0, probesToClose: 0,
+    });
+    const listed = ((await api.admin('GET', `/admin/partners/${partner.partnerId}/webhook-endpoints`)).body.items as Array<Record<string, any>>).find((item) => item.id === endpointId);
+    expect(listed?.circuit).toEqual({ state: 'closed', open_until: null });
+
+    // Assert: closed, new deliveries go at once, in one batch, side by side
+    const [fourth, fifth] = [await newDelivery(endpointId), await newDelivery(endpointId)];
+    await consume(fourth as WebhookDelivery, fifth as WebhookDelivery);
+    expect(receiver.arrivals('/flaky')).toHaveLength(6);
+  });
+
+  it('opens again when the endpoint times out; an admin resend ends the cool-down, so the resent delivery goes at once as the probe', async () => {
+    // Arrange: an endpoint that has answered (closed), then stops answering
+    const endpointId = await createEndpoint('/dies');
+    receiver.behave('/dies', { status: 200 });
+    const clock = { now: Date.now() };
+    const { consume } = consumer(clock);
+    await consume(await newDelivery(endpointId));
+    receiver.behave('/dies', { hang: true });
+    const doomed = await newDelivery(endpointId);
+    clock.now += 1_000;
+    await consume(doomed);
+    const listed = async () => ((await api.admin('GET', `/admin/partners/${partner.partnerId}/webhook-endpoints`)).body.items as Array<Record<string, any>>).find((item) => item.id === endpointId);
+    const circuit = (await listed())?.circuit as { state: string; open_until: string };
+    expect(circuit.state).toBe('open');
+
+    // Act: the partner fixes the endpoint; the admin resends the delivery, long before the cool-down ends
+    receiver.behave('/dies', { status: 200 });
+    const resent = await api.admin('POST', `/admin/webhook-deliveries/${doomed.id}/resend`);
+    expect(resent.status).toBe(202);
+    expect((await listed())?.circuit).toEqual({ state: 'probing', open_until: null });
+    const resentDelivery = { ...doomed, id: resent.body.id as string, attempts: 0, createdAt: resent.body.created_at as string };
+    clock.now = Date.now();
+    // (another consumer: this one's cache of the endpoint, up to a second old, would still say open)
+    await consumer(clock).consume(resentDelivery);
+
+    // Assert: delivered at once (its probe answered)
+    expect(await stored(keys.webhookDelivery(resentDelivery.id))).toMatchObject({ status: 'succeeded', attempts: 1 });
   });
 });
 

@@ -57,7 +57,7 @@ export function EndpointList({ partnerId, endpoints }: Props) {
         load={endpoints}
         label="Webhook endpoints"
         empty="This partner has no webhook endpoints."
-        headers={['Name', 'URL', 'Events', 'Created', 'Actions']}
+        headers={['Name', 'URL', 'Events', 'Circuit', 'Created', 'Actions']}
         row={(endpoint) => (
           <tr key={endpoint.id}>
             <td>{endpoint.name}</td>
@@ -65,6 +65,10 @@ export function EndpointList({ partnerId, endpoints }: Props) {
               <code>{endpoint.url}</code>
             </td>
             <td>{endpoint.events.join(', ')}</td>
+            <td title="closed: deliveries go out freely; probing: one attempt at a time; open: none until the time shown (the endpoint timed out)">
+              {endpoint.circuit.state}
+              {endpoint.circuit.open_until !== null && ` until ${when(endpoint.circuit.open_until)}`}
+            </td>
             <td>{when(endpoint.created_at)}</td>
             <td className="actions">
               <button type="button" className="danger" disabled={remove.pending} onClick={() => deleteEndpoint(endpoint)}>

@@ -1,0 +1,57 @@
+/**
+ * The delivery consumer's view of webhook endpoints, cached for a second per process (one Lambda container, or
+ * the local runtime). Every attempt and every deferral needs its endpoint's item (URL, sealed secret, breaker),
+ * and one partner's traffic to one endpoint is one item: read for each message, thousands a second would pass a
+ * partition's 3,000 reads (decisions.md §11). Cached, a container reads it at most once a second.
+ *
+ * What a second of staleness can do: defer a delivery on a breaker that has just closed (it comes back after the
+ * cool-down), or attempt one more delivery to an endpoint deleted less than a second ago. It never lets two probes
+ * run: a probe is claimed by a write conditional on the breaker's revision, and this process's own breaker
+ * writes update the cache (a lost write drops the entry, so the next look reads afresh).
+ */
+import type { BreakerState } from '../domain/endpoint-breaker';
+import type { StoredBreaker } from '../store/webhook-endpoints';
+import type { BreakerStore, EndpointStore } from '../use-cases/webhook-deliveries';
+
+const TTL_MS = 1_000;
+
+type Found = Awaited<ReturnType<EndpointStore['getWebhookEndpointWithSecret']>>;
+
+export function cachedEndpoints(
+  endpoints: EndpointStore,
+  breakers: BreakerStore,
+  clock: () => number = Date.now,
+): { endpoints: EndpointStore; breakers: BreakerStore } {
+  const cache = new Map<string, { found: Found; readAt: number }>();
+  const keyOf = (partnerId: string, endpointId: string) => `${partnerId}/${endpointId}`;
+  const withBreaker = (key: string, breaker: StoredBreaker | undefined) => {
+    const entry = cache.get(key);
+    if (entry?.found === undefined) return;
+    if (breaker === undefined) cache.delete(key);
+    else cache.set(key, { found: { ...entry.found, breaker }, readAt: entry.readAt });
+  };
+  return {
+    endpoints: {
+      async getWebhookEndpointWithSecret(partnerId, endpointId) {
+        const key = keyOf(partnerId, endpointId);
+        const entry = cache.get(key);
+        if (entry !== undefined && clock() - entry.readAt < TTL_MS) return entry.found;
+        const found = await endpoints.getWebhookEndpointWithSecret(partnerId, endpointId);
+        cache.set(key, { found, readAt: clock() });
+        return found;
+      },
+    },
+    breakers: {
+      async getBreaker(partnerId, endpointId) {
+        const breaker = await breakers.getBreaker(partnerId, endpointId);
+        withBreaker(keyOf(partnerId, endpointId), breaker);
+        return breaker;
+      },
+      async putBreaker(partnerId: string, endpointId: string, state: BreakerState, readRevision: number) {
+        const written = await breakers.putBreaker(partnerId, endpointId, state, readRevision);
+        withBreaker(keyOf(partnerId, endpointId), written ? { state, revision: readRevision + 1 } : undefined);
+        return written;
+      },
+    },
+  };
+}
