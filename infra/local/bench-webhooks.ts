@@ -10,7 +10,8 @@
  * The noisy neighbour: partner A has 20 endpoints that never answer (they hold the connection past the 10 s
  * timeout) and 200 payments in flight (confirmed 10 at a time: 4,000 deliveries whose attempts time out, are
  * probed and deferred); partner B, the one timed, has one healthy endpoint. B's payments go one after another as
- * soon as A's endpoints are being attempted and A's burst is in the queue, and for as long as B's payments take.
+ * soon as the service has taken all of A's payment events (A's deliveries written, its endpoints being attempted),
+ * and for as long as B's payments take: B's webhooks meet A's in the outbox relay, the queue and the consumer.
  */
 import { createServer as createHttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -94,6 +95,22 @@ const processorOf = (service: BenchService) => {
   return { port, key, stripe: new Stripe(key, { host: '127.0.0.1', port, protocol: 'http' }) };
 };
 
+/** The sandbox's record of every event it emitted, with its delivery attempts (GET /sandbox/events). */
+async function sandboxEvents(service: BenchService) {
+  const { port, key } = processorOf(service);
+  const response = await fetch(`http://127.0.0.1:${port}/sandbox/events`, { headers: { authorization: `Bearer ${key}` } });
+  if (response.status !== 200) throw new Error(`GET /sandbox/events answered ${response.status}`);
+  return ((await response.json()) as { data: Array<{ event: { type: string; data: { object: { id: string } } }; outcome: string; attempts: Array<{ at: string }> }> }).data;
+}
+
+async function until(what: string, timeoutMs: number, done: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 /** A confirmed payment of `partner`'s merchant: its transaction and intent ids. */
 async function confirmedPayment(service: BenchService, partner: BenchPartner, merchant: string, reference: string, amount: number, beforeConfirm?: (svcTxId: string) => void) {
   const response = await partner.signed('/transactions/checkout-intent', checkoutBody(partner.partnerId, merchant, reference, amount));
@@ -116,23 +133,19 @@ export async function timeWebhooks(
   count: number,
   label: string,
 ): Promise<number[]> {
-  const { port, key } = processorOf(service);
   const arrivedAt = new Map<string, number>();
   const intents = new Map<string, string>();
   for (let i = 0; i < count; i++) {
     let arrival: Promise<number> | undefined;
     const payment = await confirmedPayment(service, partner, merchant, `bench-${label}-${i}`, (2000 + i) / 100, (svcTxId) => {
-      arrival = receiver.arrival(svcTxId, 30_000);
+      arrival = receiver.arrival(svcTxId, 60_000);
     });
     arrivedAt.set(payment.svcTxId, await (arrival as Promise<number>));
     intents.set(payment.intentId, payment.svcTxId);
   }
   // When the sandbox started posting each payment_intent.succeeded (its own delivery record).
-  const eventsResponse = await fetch(`http://127.0.0.1:${port}/sandbox/events`, { headers: { authorization: `Bearer ${key}` } });
-  if (eventsResponse.status !== 200) throw new Error(`GET /sandbox/events answered ${eventsResponse.status}`);
-  const events = (await eventsResponse.json()) as { data: Array<{ event: { type: string; data: { object: { id: string } } }; attempts: Array<{ at: string }> }> };
   const samples: number[] = [];
-  for (const { event, attempts } of events.data) {
+  for (const { event, attempts } of await sandboxEvents(service)) {
     const svcTxId = event.type === 'payment_intent.succeeded' ? intents.get(event.data.object.id) : undefined;
     const at = svcTxId === undefined ? undefined : arrivedAt.get(svcTxId);
     const posted = attempts[0]?.at;
@@ -161,21 +174,26 @@ export async function timeWebhooksBesideNoisyNeighbour(service: BenchService, to
 
     progress(`  partner A: ${NOISY_PAYMENTS} payments, ${DEAD_ENDPOINTS} endpoints that never answer`);
     let next = 0;
+    const noisyIntents = new Set<string>();
     await Promise.all(
       Array.from({ length: NOISY_CONCURRENCY }, async () => {
         while (next < NOISY_PAYMENTS) {
           const i = next++;
-          await confirmedPayment(service, noisy, noisyMerchant, `bench-noisy-${i}`, (1000 + i) / 100);
+          noisyIntents.add((await confirmedPayment(service, noisy, noisyMerchant, `bench-noisy-${i}`, (1000 + i) / 100)).intentId);
         }
       }),
     );
-    const deadline = Date.now() + 60_000;
-    while (dead.requests() < DEAD_ENDPOINTS) {
-      if (Date.now() > deadline) throw new Error(`A's endpoints had ${dead.requests()} attempts after 60 s`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    // A's payments are in flight once the service has taken each of their events (their 4,000 deliveries written)
+    // and A's endpoints are being attempted: from then on, B's webhooks meet A's only in the delivery pipeline.
+    await until(`A's ${NOISY_PAYMENTS} payment events taken and its endpoints attempted`, 120_000, async () => {
+      const taken = (await sandboxEvents(service)).filter(
+        (record) => record.event.type === 'payment_intent.succeeded' && noisyIntents.has(record.event.data.object.id) && record.outcome === 'delivered',
+      ).length;
+      return taken === NOISY_PAYMENTS && dead.requests() >= DEAD_ENDPOINTS;
+    });
     progress(`  partner B: ${count} payments one after another, timed`);
     const samples = await timeWebhooks(service, quiet, quietMerchant, receiver, count, 'beside-noisy');
+    if (process.env.BENCH_DEBUG !== undefined) progress(`  B samples in order: ${samples.map(Math.round).join(' ')}`);
     return { samples, deadRequests: dead.requests() };
   } finally {
     await receiver.close();
