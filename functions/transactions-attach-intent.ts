@@ -16,7 +16,9 @@ const doc: RouteDoc = {
     'for another transaction or partner (its `svc_tx_id`/`partner_id` metadata) is refused exactly as an unknown one. An intent that already has its ' +
     'outcome (the buyer paid, or the payment was declined or canceled, before this call) has it applied at once, in a second write, exactly as the ' +
     "processor's event would apply it (fees, partner webhook `transaction_succeeded`, `transaction_failed` or `transaction_abandoned`): the answer's " +
-    '`status` is then `succeeded`, `failed` or `abandoned`, and the event, when it comes, changes nothing. Attaching the same intent again ' +
+    '`status` is then `succeeded`, `failed` or `abandoned`, and the event, when it comes, changes nothing. A canceled intent is no longer a ' +
+    '400: it is attached and the answer is 200 with `status: abandoned`; a succeeded one answers `succeeded`, a declined one `failed`. ' +
+    'Attaching the same intent again ' +
     'answers the transaction\'s status now; another intent once the transaction is past `initialized` is 409 TX_NOT_INITIALIZED. Use `attach-<svc_tx_id>` as the ' +
     'idempotency key.',
   tag: 'Transactions',

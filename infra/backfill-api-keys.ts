@@ -18,11 +18,11 @@
  * `SVC_RUNTIME=aws`, `AWS_REGION`, `TABLE_NAME` (and `KMS_KEY_ID`, which the configuration requires there; unused).
  * Prints counts: items scanned, old keys found, indexed, left (indexed or revoked meanwhile), unreadable.
  */
-import { pathToFileURL } from 'node:url';
-import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { apiKeyIndexOf } from '../lib/store/api-keys';
 import { writeIfCondition } from '../lib/store/conditions';
 import { documentClient, tableName } from '../lib/store/dynamo';
+import { runBackfillCommand, scanTable } from './backfill-scan';
 
 export interface BackfillCounts {
   /** Items the Scan read (every entity: the filter applies after the read). */
@@ -35,11 +35,6 @@ export interface BackfillCounts {
   /** Found without the `keyId` or `createdAt` an index key needs: reported, not touched. */
   unreadable: number;
 }
-
-type Position = Record<string, unknown>;
-
-const encodePosition = (position: Position) => Buffer.from(JSON.stringify(position), 'utf8').toString('base64url');
-const decodePosition = (token: string) => JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Position;
 
 /** Sets one old key's gsi1 keys; `false` when it was indexed or revoked meanwhile. */
 function indexKey(item: Record<string, unknown>, keyId: string, createdAt: string): Promise<boolean> {
@@ -65,32 +60,33 @@ export async function backfillApiKeyIndex(
   options: { resume?: string | undefined; onPage?: (counts: BackfillCounts, resumeToken: string | null) => void } = {},
 ): Promise<BackfillCounts> {
   const counts: BackfillCounts = { scanned: 0, found: 0, indexed: 0, left: 0, unreadable: 0 };
-  let position: Position | undefined = options.resume === undefined ? undefined : decodePosition(options.resume);
-  do {
-    const page = await documentClient.send(
-      new ScanCommand({
-        TableName: tableName,
-        FilterExpression: '#entity = :apiKey AND attribute_not_exists(gsi1pk)',
-        ProjectionExpression: 'pk, sk, keyId, partnerId, createdAt',
-        ExpressionAttributeNames: { '#entity': 'entity' },
-        ExpressionAttributeValues: { ':apiKey': 'apiKey' },
-        ExclusiveStartKey: position,
-      }),
-    );
-    counts.scanned += page.ScannedCount ?? 0;
-    for (const item of page.Items ?? []) {
-      counts.found++;
-      const { keyId, createdAt } = item;
-      if (typeof keyId !== 'string' || typeof createdAt !== 'string') {
-        counts.unreadable++;
-        continue;
-      }
-      if (await indexKey(item, keyId, createdAt)) counts.indexed++;
-      else counts.left++;
-    }
-    position = page.LastEvaluatedKey;
-    options.onPage?.({ ...counts }, position === undefined ? null : encodePosition(position));
-  } while (position !== undefined);
+  await scanTable(
+    {
+      FilterExpression: '#entity = :apiKey AND attribute_not_exists(gsi1pk)',
+      ProjectionExpression: 'pk, sk, keyId, partnerId, createdAt',
+      ExpressionAttributeNames: { '#entity': 'entity' },
+      ExpressionAttributeValues: { ':apiKey': 'apiKey' },
+    },
+    {
+      resume: options.resume,
+      onItem: async (item) => {
+        counts.found++;
+        const { keyId, createdAt } = item;
+        if (typeof keyId !== 'string' || typeof createdAt !== 'string') {
+          counts.unreadable++;
+          return;
+        }
+        if (await indexKey(item, keyId, createdAt)) counts.indexed++;
+        else counts.left++;
+      },
+      onPage: (scanned, token) => {
+        counts.scanned = scanned;
+        options.onPage?.({ ...counts }, token);
+      },
+    },
+  ).then((scanned) => {
+    counts.scanned = scanned;
+  });
   return counts;
 }
 
@@ -98,24 +94,4 @@ const summary = (counts: BackfillCounts) =>
   `scanned ${counts.scanned} items, found ${counts.found} API keys without gsi1 keys: indexed ${counts.indexed}, ` +
   `left ${counts.left} (indexed or revoked meanwhile), unreadable ${counts.unreadable}`;
 
-async function main(args: string[]): Promise<void> {
-  const resumeAt = args.indexOf('--resume');
-  const resume = resumeAt === -1 ? undefined : args[resumeAt + 1];
-  if (resumeAt !== -1 && resume === undefined) throw new Error('--resume needs the token a previous run printed');
-  console.log(`Backfilling the gsi1 keys of API keys in table ${tableName}${resume === undefined ? '' : ' (resumed)'}`);
-  const counts = await backfillApiKeyIndex({
-    resume,
-    onPage: (sofar, token) => {
-      if (token !== null) console.log(`  ${summary(sofar)}; resume with --resume ${token}`);
-    },
-  });
-  console.log(`Done: ${summary(counts)}`);
-  console.log(JSON.stringify({ backfill: 'api-keys', ...counts }));
-}
-
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).catch((error: unknown) => {
-    console.error(`Backfill failed: ${error instanceof Error ? error.message : String(error)}`);
-    process.exitCode = 1;
-  });
-}
+runBackfillCommand(import.meta.url, 'api-keys', 'the gsi1 keys of API keys', backfillApiKeyIndex, summary);

@@ -10,4 +10,6 @@ export const RECONCILIATION = {
    * 5 minutes, and the run stops starting checks before its deadline anyway. Shorter than the rate, so runs rarely meet.
    */
   timeoutSeconds: 5 * 60,
+  /** The backlog alarm: the earliest due look, at a run's start, due for longer than this (four runs' time). */
+  oldestDueAlarmSeconds: 60 * 60,
 } as const;

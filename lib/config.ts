@@ -81,8 +81,11 @@ const schema = z.object({
   SETTLEMENT_SCHEDULE: z.string().trim().min(1).optional(),
   /** The local reconciliation timer's rate expression, or `off` (in AWS the schedule is the stack's: every 15 minutes). */
   RECONCILIATION_SCHEDULE: z.string().trim().min(1).optional(),
-  /** How long after its last change a waiting transaction is asked about at the processor (decisions.md §12: 10 minutes). */
-  RECONCILIATION_MIN_AGE_SECONDS: z.coerce.number({ error: 'expected seconds' }).int('expected whole seconds').min(0).max(86_400),
+  /**
+   * How many days a payment may wait for the processor before the reconciliation cancels its intent and abandons it
+   * (Stripe never expires an intent that waits for a payment method or an action).
+   */
+  RECONCILIATION_GIVE_UP_DAYS: z.coerce.number({ error: 'expected days' }).int('expected whole days').min(1).max(365),
   /** The most transactions one reconciliation run asks the processor about. */
   RECONCILIATION_MAX_CHECKS: z.coerce.number({ error: 'expected a number' }).int('expected a whole number').min(1).max(10_000),
   /** Local only: the sandbox processor records its events but sends none (a test loses a payment's events). */
@@ -102,7 +105,7 @@ const sharedDefaults: Env = {
   PROCESSOR_FEE_PERCENT: '2.9',
   RATE_LIMIT_PER_MINUTE: '600',
   SETTLEMENT_CUTOFF: 'day_boundary',
-  RECONCILIATION_MIN_AGE_SECONDS: '600',
+  RECONCILIATION_GIVE_UP_DAYS: '7',
   RECONCILIATION_MAX_CHECKS: '500',
   PORT: '3000',
   DYNAMODB_LOCAL_PORT: '8000',

@@ -35,5 +35,10 @@ export function countMetric(name: string, count = 1): void {
   if (metricsEnabled) metrics.addMetric(name, MetricUnit.Count, count);
 }
 
+/** Records a duration or an age, in seconds (no-op locally). */
+export function secondsMetric(name: string, seconds: number): void {
+  if (metricsEnabled) metrics.addMetric(name, MetricUnit.Seconds, seconds);
+}
+
 /** The chain's metrics step: flush per invocation, cold starts counted (AWS only). */
 export const metricsMiddleware = () => (metricsEnabled ? [logMetrics(metrics, { captureColdStartMetric: true })] : []);

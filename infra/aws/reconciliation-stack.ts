@@ -1,11 +1,12 @@
 /**
  * The reconciliation with the processor (decisions.md §12): `functions/reconciliation-scheduled.ts`, invoked by an
- * EventBridge rule every 15 minutes, with an alarm on its errors and one on any outcome it applied (each is a
- * processor event the service missed: the webhook endpoint, its secret or the processor's delivery needs a look).
+ * EventBridge rule every 15 minutes, with an alarm on its errors, one on any outcome it applied (each is a processor
+ * event the service missed: the webhook endpoint, its secret or the processor's delivery needs a look), and one on its
+ * backlog (a look due for over an hour).
  *
  * Least privilege: Query on the reconciliation index (gsi4) and on the table (a partner's webhook endpoints), the item
  * actions of the processor webhook's write on the table alone (no Scan, DeleteItem or BatchWriteItem), and the
- * processor keys' secret (it reads intents). It opens nothing sealed and calls no rail.
+ * processor keys' secret (it reads intents, and cancels those it gives up on). It opens nothing sealed and calls no rail.
  */
 import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
@@ -68,6 +69,14 @@ export class ReconciliationStack extends Stack {
       description:
         'The reconciliation applied a payment outcome the processor event had not: processor events are being lost (check the processor webhook endpoint, its secret, and its failures at the processor)',
       metric: serviceMetric('ReconciliationFixed', 'Sum', Duration.minutes(RECONCILIATION.rateMinutes)),
+      topic: alarmTopic,
+    });
+    // Runs every 15 minutes check what is due: a look due for an hour means runs are not keeping up with the index.
+    pagingAlarm(this, 'ReconciliationBacklogAlarm', {
+      description:
+        'The reconciliation is falling behind: a transaction has been due for a look at the processor for over an hour (see ReconciliationBacklog, and the runs\' logs for their bound, time or failures)',
+      metric: serviceMetric('ReconciliationOldestDueAgeSeconds', 'Maximum', Duration.minutes(RECONCILIATION.rateMinutes)),
+      threshold: RECONCILIATION.oldestDueAlarmSeconds,
       topic: alarmTopic,
     });
   }

@@ -95,7 +95,7 @@ async function main(): Promise<void> {
       `  Sandbox processor  ${runtime.processorUrl}   (Stripe API subset, Stripe.js stand-in at /v3/; test cards pm_card_visa, pm_card_chargeDeclined${config.PROCESSOR_SANDBOX_DROP_EVENTS === true ? '; DROPPING its events' : ''})`,
       `  Sandbox rails      ${runtime.railsUrl}   (rail-a, rail-b; POST /rail-a/fail-next, GET /rail-a/transfers)`,
       `  Settlement timer   ${runtime.settlementIntervalMs === undefined ? 'off (set SETTLEMENT_SCHEDULE, e.g. rate(5 minutes))' : `${config.SETTLEMENT_SCHEDULE}`}`,
-      `  Reconciliation     ${runtime.reconciliationIntervalMs === undefined ? 'off (RECONCILIATION_SCHEDULE=off)' : `${config.RECONCILIATION_SCHEDULE}, transactions waiting ${config.RECONCILIATION_MIN_AGE_SECONDS} s or more`}`,
+      `  Reconciliation     ${runtime.reconciliationIntervalMs === undefined ? 'off (RECONCILIATION_SCHEDULE=off)' : `${config.RECONCILIATION_SCHEDULE}, payments waiting ${config.RECONCILIATION_GIVE_UP_DAYS} days or more given up`}`,
       `  Webhook queue      ${runtime.webhookQueueUrl}   (SQS SendMessage; dead letters: GET ${new URL(runtime.webhookQueueUrl).origin}/dead-letters)`,
       `  DynamoDB Local     ${runtime.dynamoEndpoint}   table "${config.TABLE_NAME}", ${inMemory ? 'in memory' : `data in ${join(config.LOCAL_DATA_DIR, 'dynamodb')}`}`,
       '',

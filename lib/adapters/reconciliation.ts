@@ -2,20 +2,20 @@
 import { config } from '../config';
 import { processor } from '../processor';
 import { RECONCILIATION_SHARDS } from '../store/keys';
-import { listDue, markChecked } from '../store/reconciliation';
+import { listDue, reschedule, stopWatching } from '../store/reconciliation';
 import type { ReconciliationDeps, ReconciliationLimits } from '../use-cases/reconciliation';
 import { paymentEventDeps } from './payment-events';
 
 export const reconciliationDeps: ReconciliationDeps = {
   processor,
-  queue: { shards: RECONCILIATION_SHARDS, listDue, markChecked },
+  queue: { shards: RECONCILIATION_SHARDS, listDue, reschedule, stopWatching },
   paymentEvents: paymentEventDeps,
   now: () => new Date(),
 };
 
-/** `RECONCILIATION_MIN_AGE_SECONDS`, `RECONCILIATION_MAX_CHECKS`; a handful of processor calls at once. */
+/** `RECONCILIATION_MAX_CHECKS`, `RECONCILIATION_GIVE_UP_DAYS`; a handful of processor calls at once. */
 export const reconciliationLimits: ReconciliationLimits = {
-  minAgeMs: config.RECONCILIATION_MIN_AGE_SECONDS * 1000,
   maxChecks: config.RECONCILIATION_MAX_CHECKS,
   concurrency: 4,
+  giveUpAfterMs: config.RECONCILIATION_GIVE_UP_DAYS * 24 * 60 * 60_000,
 };

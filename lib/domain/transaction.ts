@@ -3,6 +3,7 @@ import { errors, type ServiceError } from './errors';
 import type { ReversalFacts } from './ledger';
 import type { CurrencyCode } from './money';
 import type { Client, Partner } from './partner';
+import type { ReconciliationState } from './reconciliation';
 
 export const TRANSACTION_STATUSES = ['initialized', 'pending', 'succeeded', 'failed', 'abandoned', 'refunded', 'chargeback'] as const;
 export const SETTLEMENT_STATUSES = ['unsettled', 'queued', 'paid'] as const;
@@ -47,6 +48,8 @@ export interface Transaction {
   meta: Record<string, unknown> | null;
   createdAt: string;
   updatedAt: string;
+  /** While the reconciliation watches it (`lib/domain/reconciliation.ts`); absent otherwise, and on older items. */
+  reconciliation?: ReconciliationState | undefined;
 }
 
 /**

@@ -69,6 +69,12 @@ export interface Processor {
   createPaymentIntent(intent: NewPaymentIntent): Promise<PaymentIntent>;
   /** `undefined` when the processor does not know the id; with the outcome its state reports, if any (`outcomeEvent`). */
   retrievePaymentIntent(id: string): Promise<PaymentIntent | undefined>;
+  /**
+   * Cancels the intent, so no buyer can pay it any more, and answers it as it then is: `canceled`, or, when the
+   * processor refuses because the intent has moved on (succeeded, processing, already canceled), as it is, with its
+   * outcome. Idempotent. `undefined` when the processor does not know the id.
+   */
+  cancelPaymentIntent(id: string): Promise<PaymentIntent | undefined>;
   /** For the partner's frontend; 500 PROCESSOR_PUBLISHABLE_MISSING when not configured. */
   publishableKey(): Promise<string>;
   /**

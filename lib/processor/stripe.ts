@@ -80,6 +80,19 @@ const toPaymentIntent = (intent: Stripe.PaymentIntent): PaymentIntent => {
 /** Stripe's idempotency key for the intent of one service transaction (derived, so every retry shares it). */
 export const intentIdempotencyKey = (svcTxId: string) => `svc-intent-${svcTxId}`;
 
+/** Stripe's idempotency key for the cancellation of one intent. */
+export const cancelIdempotencyKey = (paymentIntentId: string) => `svc-cancel-${paymentIntentId}`;
+
+/** `undefined` when Stripe does not know the intent the request names. */
+async function unlessMissing(request: () => Promise<PaymentIntent>): Promise<PaymentIntent | undefined> {
+  try {
+    return await request();
+  } catch (error) {
+    if (error instanceof Stripe.errors.StripeInvalidRequestError && (error.statusCode === 404 || error.code === 'resource_missing')) return undefined;
+    throw error;
+  }
+}
+
 /** Stripe's limits for one call: each attempt's timeout, and the retries after it (when the deadline allows). */
 const CALL_TIMEOUT_MS = 10_000;
 const MAX_NETWORK_RETRIES = 2;
@@ -169,17 +182,22 @@ export function createStripeProcessor(options: StripeProcessorOptions): Processo
           ),
         );
       }),
-    retrievePaymentIntent: (id: string) =>
-      call(async (limits) => {
-        try {
-          return toPaymentIntent(await (await stripe()).paymentIntents.retrieve(id, undefined, limits));
-        } catch (error) {
-          if (error instanceof Stripe.errors.StripeInvalidRequestError && (error.statusCode === 404 || error.code === 'resource_missing')) {
-            return undefined;
+    retrievePaymentIntent: (id: string) => call((limits) => unlessMissing(async () => toPaymentIntent(await (await stripe()).paymentIntents.retrieve(id, undefined, limits)))),
+    cancelPaymentIntent: (id: string) =>
+      call((limits) =>
+        unlessMissing(async () => {
+          const client = await stripe();
+          try {
+            return toPaymentIntent(await client.paymentIntents.cancel(id, { cancellation_reason: 'abandoned' }, { idempotencyKey: cancelIdempotencyKey(id), ...limits }));
+          } catch (error) {
+            // Stripe refuses to cancel an intent that succeeded, is processing, or is canceled already: what it has is the answer.
+            if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'payment_intent_unexpected_state') {
+              return toPaymentIntent(await client.paymentIntents.retrieve(id, undefined, limits));
+            }
+            throw error;
           }
-          throw error;
-        }
-      }),
+        }),
+      ),
     publishableKey: publishableKeyFrom(options.loadKeys),
     verifyEvent: async (rawBody: string, signatureHeader: string | undefined) => {
       // A missing header is refused before the keys are read: an unsigned request costs no secret lookup.

@@ -104,17 +104,19 @@ export const keys = {
     sk: `ADJUSTMENT#${kind}`,
   }),
   /**
-   * Sparse reconciliation index (gsi4, keys only): present only while a transaction waits for the processor's word
-   * (pending, or initialized, with an intent), removed by the write that moves it on. Its partition is one of
-   * {@link RECONCILIATION_SHARDS} fixed shards chosen by the `svc_tx_id` (no partition shared by every payment's
-   * writes, decisions.md §11); its sort key the time of its last change, or of the reconciliation's last look at it,
-   * so the oldest come first and one the processor still holds open goes to the back.
+   * Sparse reconciliation index (gsi4, keys only): present only while the reconciliation watches a transaction
+   * (`lib/domain/reconciliation.ts`: pending, or initialized, with an intent; failed, for a while), removed by the
+   * write that moves it out. Its partition is one of {@link RECONCILIATION_SHARDS} fixed shards chosen by the
+   * `svc_tx_id` (no partition shared by every payment's writes, decisions.md §11); its sort key the time its next look
+   * is due, so a shard lists what is due first.
    */
   reconciliationPartition: (shard: number) => `RECON#${String(shard).padStart(2, '0')}`,
-  reconciliationIndex: (svcTxId: string, changedAt: string): IndexKeys => ({
+  reconciliationIndex: (svcTxId: string, dueAt: string): IndexKeys => ({
     gsi4pk: keys.reconciliationPartition(reconciliationShardOf(svcTxId)),
-    gsi4sk: timeOrdered(changedAt, svcTxId),
+    gsi4sk: timeOrdered(dueAt, svcTxId),
   }),
+  /** The due time a reconciliation sort key holds. */
+  reconciliationDueAt: (gsi4sk: string) => gsi4sk.slice(0, gsi4sk.lastIndexOf('#')),
   /** Links a processor payment intent to its transaction; its conditional create keeps the link unique. */
   paymentIntent: (paymentIntentId: string): TableKey => ({ pk: `INTENT#${paymentIntentId}`, sk: 'INTENT' }),
 

@@ -6,16 +6,17 @@
  *   0. the processed-event record `PROCESSOR_EVENT#<event id>` (`attribute_not_exists`; TTL
  *      {@link PROCESSED_EVENT_TTL_SECONDS}): a second delivery of the same event fails here;
  *   1. the transaction: status, facts, `revision + 1`, `updatedAt`, and on success the split and the settlement
- *      index (its sale now waits); the reconciliation index's keys removed once it no longer waits for the
- *      processor (kept, at this change's time, while it does); conditional on the status and revision it was read
- *      with, so two events never both apply to one reading (the loser reads again and decides again);
+ *      index (its sale now waits); on a status move, the reconciliation's watch: started afresh (its keys due
+ *      10 minutes on) when the new status is still watched (`failed`: a retry may still succeed), removed when not;
+ *      conditional on the status and revision it was read with, so two events never both apply to one reading (the
+ *      loser reads again and decides again);
  *   2. each new ledger entry, `attribute_not_exists`, waiting in the settlement index;
  *   3. one new delivery per subscribed endpoint and partner event: the outbox, which the relay hands to the queue.
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { LedgerEntry } from '../domain/ledger';
-import { awaitsProcessor } from '../domain/transaction';
+import { startWatch, watchOf } from '../domain/reconciliation';
 import type { PaymentWrite, PaymentWriteOutcome } from '../use-cases/processor-events';
 import { putNewDelivery } from './deliveries';
 import { documentClient, tableName } from './dynamo';
@@ -94,12 +95,15 @@ function transactionUpdate(write: PaymentWrite) {
     Object.assign(values, { ':fees': update.fees, ':gsi3pk': index.gsi3pk, ':gsi3sk': index.gsi3sk });
   }
   const remove: string[] = [];
-  if (awaitsProcessor({ status: update.status, processorPaymentIntentId: transaction.processorPaymentIntentId })) {
-    const index = keys.reconciliationIndex(transaction.svcTxId, write.now);
-    set.push('gsi4pk = :gsi4pk', 'gsi4sk = :gsi4sk');
-    Object.assign(values, { ':gsi4pk': index.gsi4pk, ':gsi4sk': index.gsi4sk });
-  } else {
-    remove.push('gsi4pk', 'gsi4sk');
+  if (update.status !== transaction.status) {
+    if (watchOf({ status: update.status, processorPaymentIntentId: transaction.processorPaymentIntentId }) === undefined) {
+      remove.push('gsi4pk', 'gsi4sk', 'reconciliation');
+    } else {
+      const watch = startWatch(write.now);
+      const index = keys.reconciliationIndex(transaction.svcTxId, watch.dueAt);
+      set.push('gsi4pk = :gsi4pk', 'gsi4sk = :gsi4sk', 'reconciliation = :watch');
+      Object.assign(values, { ':gsi4pk': index.gsi4pk, ':gsi4sk': index.gsi4sk, ':watch': watch.state });
+    }
   }
   // An item written before revisions were kept has none: it is revision 0.
   const revision = transaction.revision === 0 ? '(attribute_not_exists(revision) OR revision = :revision)' : 'revision = :revision';

@@ -3,7 +3,8 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { errors, fieldValidationError } from '../domain/errors';
 import { legacyFacts, type ReversalFacts } from '../domain/ledger';
 import { currencyCode } from '../domain/money';
-import { awaitsProcessor, clientPaymentRefusal, partnerPaymentRefusal, type Transaction, type TransactionStatus } from '../domain/transaction';
+import { type ReconciliationState, startWatch, watchOf } from '../domain/reconciliation';
+import { clientPaymentRefusal, partnerPaymentRefusal, type Transaction, type TransactionStatus } from '../domain/transaction';
 import { toClient } from './clients';
 import { cancelledItem, failedConditions } from './conditions';
 import { completionItem, type FoldedCompletion } from './idempotency';
@@ -35,21 +36,30 @@ const toTransaction = (item: Record<string, unknown>): Transaction => ({
   meta: typeof item.metaJson === 'string' ? (JSON.parse(item.metaJson) as Record<string, unknown>) : null,
   createdAt: item.createdAt as string,
   updatedAt: item.updatedAt as string,
+  ...(item.reconciliation === undefined ? {} : { reconciliation: item.reconciliation as ReconciliationState }),
 });
 
 /**
  * `meta` is stored as its JSON text: it comes back exactly as given, and no caller value (deep nesting, numbers
- * outside DynamoDB's range, empty keys) can make the write fail. A transaction that waits for the processor (a
- * checkout's, pending with its intent) is in the sparse reconciliation index from its first write.
+ * outside DynamoDB's range, empty keys) can make the write fail. A transaction the reconciliation watches (a
+ * checkout's, pending with its intent) is in the sparse reconciliation index from its first write, its first look
+ * due 10 minutes on.
  */
 export const transactionItem = ({ meta, ...tx }: Transaction) => ({
   ...keys.transaction(tx.svcTxId),
   ...keys.transactionIndex(tx.partnerId, tx.svcTxId, tx.createdAt),
-  ...(awaitsProcessor(tx) ? keys.reconciliationIndex(tx.svcTxId, tx.updatedAt) : {}),
   entity: 'transaction',
   ...tx,
+  ...watchItem(tx),
   metaJson: meta === null ? null : JSON.stringify(meta),
 });
+
+/** The index keys and state of a watch starting at the transaction's last change, if it is watched. */
+function watchItem(tx: Omit<Transaction, 'meta'>) {
+  if (watchOf(tx) === undefined) return {};
+  const watch = startWatch(tx.updatedAt);
+  return { ...keys.reconciliationIndex(tx.svcTxId, watch.dueAt), reconciliation: tx.reconciliation ?? watch.state };
+}
 
 const intentLink = (paymentIntentId: string, svcTxId: string) => ({
   Put: {
@@ -162,20 +172,22 @@ export class TransactionStateConflict extends Error {
 /**
  * initialized -> pending with the intent linked: one transaction, conditional on the transaction still being
  * `initialized`, the intent not yet linked anywhere, and the payee still passing the payment gate. The transaction
- * now waits for the processor: it enters the sparse reconciliation index in the same write.
+ * now waits for the processor: it enters the sparse reconciliation index in the same write, its first look due
+ * 10 minutes on.
  */
 export async function attachPaymentIntent(
   tx: Pick<Transaction, 'svcTxId' | 'partnerId' | 'clientId'>,
   paymentIntentId: string,
   now: string,
 ): Promise<void> {
-  const index = keys.reconciliationIndex(tx.svcTxId, now);
+  const watch = startWatch(now);
+  const index = keys.reconciliationIndex(tx.svcTxId, watch.dueAt);
   const items = [
     {
       Update: {
         TableName: tableName,
         Key: keys.transaction(tx.svcTxId),
-        UpdateExpression: 'SET #status = :pending, processorPaymentIntentId = :intent, updatedAt = :now, gsi4pk = :gsi4pk, gsi4sk = :gsi4sk',
+        UpdateExpression: 'SET #status = :pending, processorPaymentIntentId = :intent, updatedAt = :now, gsi4pk = :gsi4pk, gsi4sk = :gsi4sk, reconciliation = :watch',
         ConditionExpression: 'attribute_exists(pk) AND #status = :initialized',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
@@ -185,6 +197,7 @@ export async function attachPaymentIntent(
           ':now': now,
           ':gsi4pk': index.gsi4pk,
           ':gsi4sk': index.gsi4sk,
+          ':watch': watch.state,
         },
       },
     },

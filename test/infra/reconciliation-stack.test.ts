@@ -108,4 +108,18 @@ describe('reconciliation', () => {
       AlarmActions: [{ 'Fn::ImportValue': Match.stringLikeRegexp('AlarmTopic') }],
     });
   });
+
+  it('alarms when the reconciliation falls behind: a look due for over an hour at a run\'s start', () => {
+    reconciliation.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: METRICS_NAMESPACE,
+      MetricName: 'ReconciliationOldestDueAgeSeconds',
+      Dimensions: [{ Name: 'service', Value: 'partner-payments' }],
+      Statistic: 'Maximum',
+      Period: 900,
+      Threshold: 3600,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [{ 'Fn::ImportValue': Match.stringLikeRegexp('AlarmTopic') }],
+    });
+  });
 });

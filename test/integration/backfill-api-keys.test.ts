@@ -17,26 +17,15 @@ import { SECRET_PURPOSE, secretBox } from '../../lib/secrets';
 import { documentClient, tableName } from '../../lib/store/dynamo';
 import { keys } from '../../lib/store/keys';
 import { TestApi } from '../support/api';
+import { commandEnv, REPO_ROOT, runNpmScript } from '../support/operator-command';
 
 const TEST_TIMEOUT_MS = 60_000;
-const REPO_ROOT = new URL('../..', import.meta.url).pathname;
 
 let api: TestApi;
 beforeAll(async () => {
   api = await TestApi.start();
 });
 afterAll(() => api.close());
-
-/**
- * The environment the command runs with: this run's (its table and DynamoDB Local), without what the local Lambda
- * adapter set in this process (`AWS_LAMBDA_MAX_CONCURRENCY`, which makes Powertools expect Lambda's invocation
- * store): an operator's shell does not have it either.
- */
-const commandEnv = () => {
-  const env = { ...process.env };
-  delete env.AWS_LAMBDA_MAX_CONCURRENCY;
-  return env;
-};
 
 /**
  * A key as issued before the index: the key item without gsi1 keys, and its pointer with only the hash. Returns
@@ -56,11 +45,7 @@ async function oldShapedKey(scope: KeyScope, partnerId: string | undefined, crea
 }
 
 /** Runs `npm run backfill:api-keys`; its output, and the counts of its last line. */
-async function runBackfill(): Promise<{ output: string; counts: BackfillCounts }> {
-  const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'backfill:api-keys'], { cwd: REPO_ROOT, env: commandEnv(), timeout: 30_000 });
-  const last = stdout.trim().split('\n').at(-1) ?? '';
-  return { output: stdout, counts: JSON.parse(last) as BackfillCounts };
-}
+const runBackfill = () => runNpmScript<BackfillCounts>('backfill:api-keys');
 
 /** The key ids of an admin key list, every page followed, `limit` at a time. */
 async function listedIds(path: string, limit: number): Promise<string[]> {

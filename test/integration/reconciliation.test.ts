@@ -50,10 +50,22 @@ afterAll(async () => {
 
 /**
  * A reconciliation run as the schedule invokes it (a Lambda context with its deadline, and the function's table grants
- * enforced as IAM would: infra/local/table-grants.ts), asking about every waiting transaction however recent.
+ * enforced as IAM would: infra/local/table-grants.ts), `minutesLater` (default 11: every first look is due), seeing
+ * only the transactions `only` names among those due (the file's table is shared by its tests, so counts are exact).
  */
-const reconcile = (): Promise<Report> =>
-  invokeFunction(createHandler(reconciliationDeps, { minAgeMs: 0, maxChecks: 500, concurrency: 4 }), {}, 'reconciliation-scheduled', 300_000);
+const reconcile = (only: readonly string[], options: { minutesLater?: number; giveUpAfterMs?: number } = {}): Promise<Report> => {
+  const later = (options.minutesLater ?? 11) * 60_000;
+  const queue = reconciliationDeps.queue;
+  const deps = {
+    ...reconciliationDeps,
+    now: () => new Date(Date.now() + later),
+    queue: { ...queue, listDue: async (shard: number, dueBy: string, limit: number) => (await queue.listDue(shard, dueBy, limit)).filter((due) => only.includes(due.svcTxId)) },
+  };
+  const limits = { maxChecks: 500, concurrency: 4, giveUpAfterMs: options.giveUpAfterMs ?? 7 * 24 * 60 * 60_000 };
+  return invokeFunction(createHandler(deps, limits), {}, 'reconciliation-scheduled', 300_000);
+};
+
+const NOTHING = { checked: 0, fixed: 0, gaveUp: 0, open: 0, released: 0, moved: 0, failed: 0, more: false, backlog: 0, oldestDueAgeSeconds: 0 };
 
 const initialize = async () => {
   const response = await api.signed(partner, '/transactions/initialize', { partner_id: partner.partnerId, client_id: clientId, amount: 15, currency: 'USD', partner_reference: `order-${randomUUID()}` });
@@ -176,12 +188,13 @@ describe('the scheduled reconciliation', () => {
     expect(await getTransaction(svcTxId)).toMatchObject({ status: 'pending', revision: 0 });
 
     // Act
-    const first = await reconcile();
-    const second = await reconcile();
+    const first = await reconcile([svcTxId]);
+    const second = await reconcile([svcTxId]);
 
     // Assert: fixed by the first run; the second finds nothing to do
-    expect(first).toMatchObject({ fixed: 1, failed: 0, more: false });
-    expect(second).toMatchObject({ checked: 0, fixed: 0, failed: 0 });
+    expect(first).toEqual({ ...NOTHING, checked: 1, fixed: 1, oldestDueAgeSeconds: expect.any(Number) });
+    expect(first.oldestDueAgeSeconds).toBeLessThanOrEqual(61);
+    expect(second).toEqual(NOTHING);
     const delivery = await expectSucceededOnce(svcTxId);
     expect(await processedEvent(`intent_state_${intentId}_succeeded`)).toMatchObject({ svcTxId, fromStatus: 'pending', toStatus: 'succeeded', partnerEventIds: [delivery.event_id] });
     await until('the partner webhook', () => (webhooksAbout(svcTxId).length > 0 ? true : undefined));
@@ -206,9 +219,9 @@ describe('the scheduled reconciliation', () => {
     };
 
     // Act
-    if (order === 'together') await Promise.all([reconcile(), lateEvent()]);
-    if (order === 'event first') await lateEvent().then(reconcile);
-    if (order === 'run first') await reconcile().then(lateEvent);
+    if (order === 'together') await Promise.all([reconcile([svcTxId]), lateEvent()]);
+    if (order === 'event first') await lateEvent().then(() => reconcile([svcTxId]));
+    if (order === 'run first') await reconcile([svcTxId]).then(lateEvent);
 
     // Assert: one move, one record of it (the event's or the intent state's, whichever came first), one webhook
     await expectSucceededOnce(svcTxId);
@@ -220,20 +233,80 @@ describe('the scheduled reconciliation', () => {
     expect(webhooksAbout(svcTxId).map((body) => body.event)).toEqual(['transaction_succeeded']);
   }, TEST_TIMEOUT_MS);
 
-  it('leaves a payment the processor still holds open pending, sent to the back of the queue', async () => {
+  it('leaves a payment the processor still holds open pending, its next look 20 minutes after this one', async () => {
     // Arrange: a checkout nobody has paid yet
     const { svcTxId } = await checkout();
     const before = await documentClient.send(new GetCommand({ TableName: tableName, Key: { pk: `TX#${svcTxId}`, sk: 'TX' }, ConsistentRead: true }));
 
     // Act
-    const report = await reconcile();
+    const runAt = Date.now() + 11 * 60_000;
+    const report = await reconcile([svcTxId]);
+    const again = await reconcile([svcTxId], { minutesLater: 11 + 15 });
+
+    // Assert: looked at once; not again 15 minutes on
+    const after = await documentClient.send(new GetCommand({ TableName: tableName, Key: { pk: `TX#${svcTxId}`, sk: 'TX' }, ConsistentRead: true }));
+    expect(report).toEqual({ ...NOTHING, checked: 1, open: 1, oldestDueAgeSeconds: expect.any(Number) });
+    expect(again).toEqual(NOTHING);
+    expect(after.Item).toMatchObject({ status: 'pending', revision: before.Item?.revision ?? 0, updatedAt: before.Item?.updatedAt, gsi4pk: before.Item?.gsi4pk });
+    expect(after.Item?.reconciliation).toEqual({ since: before.Item?.updatedAt, checks: 1 });
+    const nextDue = Date.parse((after.Item?.gsi4sk as string).split('#')[0] ?? '');
+    expect(nextDue - runAt).toBeGreaterThanOrEqual(20 * 60_000);
+    expect(nextDue - runAt).toBeLessThan(21 * 60_000);
+    expect(await deliveriesOf(svcTxId)).toEqual([]);
+  }, TEST_TIMEOUT_MS);
+
+  it('gives up on a payment open past the give-up period: cancels its intent at the processor and abandons it, once', async () => {
+    // Arrange: a checkout nobody pays
+    const { svcTxId, intentId } = await checkout();
+
+    // Act: a run for which the give-up period has passed
+    const report = await reconcile([svcTxId], { giveUpAfterMs: 0 });
+
+    // Assert: the intent canceled (no late buyer can pay it), the transaction abandoned and the partner told, once
+    expect(report).toEqual({ ...NOTHING, checked: 1, gaveUp: 1, oldestDueAgeSeconds: expect.any(Number) });
+    expect((await stripe.paymentIntents.retrieve(intentId)).status).toBe('canceled');
+    await expect(stripe.paymentIntents.confirm(intentId, { payment_method: 'pm_card_visa' })).rejects.toMatchObject({ code: 'payment_intent_unexpected_state' });
+    await sandboxEvent('payment_intent.canceled', intentId, (record) => record.outcome === 'delivered');
+    expect(await getTransaction(svcTxId)).toMatchObject({ status: 'abandoned', revision: 1 });
+    expect(await partitionOf(svcTxId)).toEqual([{ sk: 'TX', settlementIndex: false, reconciliationIndex: false }]);
+    expect((await deliveriesOf(svcTxId)).map((delivery) => delivery.event)).toEqual(['transaction_abandoned']);
+  }, TEST_TIMEOUT_MS);
+
+  it('at the give-up, applies the success of an intent the processor will not cancel because it was paid', async () => {
+    // Arrange: paid, every event lost
+    sandbox.dropEvents(true);
+    const { svcTxId, intentId } = await checkout();
+    await stripe.paymentIntents.confirm(intentId, { payment_method: 'pm_card_visa' });
+    sandbox.dropEvents(false);
+
+    // Act
+    const report = await reconcile([svcTxId], { giveUpAfterMs: 0 });
 
     // Assert
-    const after = await documentClient.send(new GetCommand({ TableName: tableName, Key: { pk: `TX#${svcTxId}`, sk: 'TX' }, ConsistentRead: true }));
-    expect(report).toMatchObject({ fixed: 0, failed: 0 });
-    expect(report.open).toBeGreaterThanOrEqual(1);
-    expect(after.Item).toMatchObject({ status: 'pending', revision: before.Item?.revision ?? 0, updatedAt: before.Item?.updatedAt, gsi4pk: before.Item?.gsi4pk });
-    expect((after.Item?.gsi4sk as string) > (before.Item?.gsi4sk as string)).toBe(true);
-    expect(await deliveriesOf(svcTxId)).toEqual([]);
+    expect(report).toEqual({ ...NOTHING, checked: 1, fixed: 1, oldestDueAgeSeconds: expect.any(Number) });
+    expect((await stripe.paymentIntents.retrieve(intentId)).status).toBe('succeeded');
+    await expectSucceededOnce(svcTxId);
+  }, TEST_TIMEOUT_MS);
+
+  it('keeps watching a failed payment: the success of the buyer\'s retry on the same intent is applied though its event was lost', async () => {
+    // Arrange: a declined payment, every event lost
+    sandbox.dropEvents(true);
+    const { svcTxId, intentId } = await checkout();
+    await stripe.paymentIntents.confirm(intentId, { payment_method: 'pm_card_chargeDeclined' }).catch(() => undefined);
+
+    // Act: a run applies the decline; the buyer then pays on the same intent, its events lost too
+    const declined = await reconcile([svcTxId]);
+    const failed = await partitionOf(svcTxId);
+    await stripe.paymentIntents.confirm(intentId, { payment_method: 'pm_card_visa' });
+    sandbox.dropEvents(false);
+    const retried = await reconcile([svcTxId], { minutesLater: 11 + 11 });
+
+    // Assert: failed, still watched; then succeeded, and out of the index
+    expect(declined).toEqual({ ...NOTHING, checked: 1, fixed: 1, oldestDueAgeSeconds: expect.any(Number) });
+    expect(failed).toEqual([{ sk: 'TX', settlementIndex: false, reconciliationIndex: true }]);
+    expect(retried).toEqual({ ...NOTHING, checked: 1, fixed: 1, oldestDueAgeSeconds: expect.any(Number) });
+    expect(await getTransaction(svcTxId)).toMatchObject({ status: 'succeeded', revision: 2 });
+    expect(await partitionOf(svcTxId)).toEqual([{ sk: 'TX', settlementIndex: true, reconciliationIndex: false }]);
+    expect((await deliveriesOf(svcTxId)).map((delivery) => delivery.event).sort()).toEqual(['transaction_failed', 'transaction_succeeded']);
   }, TEST_TIMEOUT_MS);
 });

@@ -323,11 +323,23 @@ export const routes: Route[] = [
       if (fresh.length > 0) return `attach-intent created transactions ${fresh.join(', ')}`;
       const { tx } = after;
       if (ok(answer) && answer.json?.svc_tx_id === base.svc_tx_id) {
-        return tx?.status === 'pending' && tx.processorPaymentIntentId === answer.json.processor_payment_intent_id
+        // decisions.md §12: the attach applies the outcome the intent already has, and answers the status it applied.
+        const expected = statusOfIntent(await stripe.paymentIntents.retrieve(String(answer.json.processor_payment_intent_id)));
+        return tx?.status === expected && answer.json.status === expected && tx.processorPaymentIntentId === answer.json.processor_payment_intent_id
           ? undefined
-          : `an accepted attach left the transaction ${JSON.stringify(tx)} (answer ${answer.text.slice(0, 200)})`;
+          : `an accepted attach left the transaction ${JSON.stringify(tx)}, its intent's state says ${expected} (answer ${answer.text.slice(0, 200)})`;
       }
       return tx?.status === 'initialized' && tx.processorPaymentIntentId === null ? undefined : `a refused attach (${answer.status}) moved the transaction to ${JSON.stringify(tx)}`;
     },
   },
 ];
+
+/**
+ * The status an attach leaves, by the intent's state at the processor (decisions.md §5, §12): still open → pending;
+ * succeeded → succeeded; declined and waiting for another payment method → failed; canceled → abandoned.
+ */
+function statusOfIntent(intent: { status: string; last_payment_error?: unknown }): string {
+  if (intent.status === 'succeeded') return 'succeeded';
+  if (intent.status === 'canceled') return 'abandoned';
+  return intent.status === 'requires_payment_method' && intent.last_payment_error != null ? 'failed' : 'pending';
+}
