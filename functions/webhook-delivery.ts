@@ -24,7 +24,10 @@ import { countMetric, logger, metricsMiddleware, tracer } from '../lib/observabi
 import { type BreakerChange, deliverWebhook, type DeliveryStep, type WebhookDeliveryDeps } from '../lib/use-cases/webhook-deliveries';
 
 /** The message body (lib/webhooks/queue.ts). */
-const DeliveryMessage = z.object({ deliveryId: z.string().regex(/^dlv_[0-9a-z]{1,64}$/) });
+const DeliveryMessage = z.object({
+  deliveryId: z.string().regex(/^dlv_[0-9a-z]{1,64}$/),
+  waiting: z.object({ endpointId: z.string().min(1).max(100), createdAt: z.iso.datetime(), relayAfter: z.number().int().nonnegative() }).optional(),
+});
 
 /** One metric per outcome (CloudWatch names): `WebhookDeliveriesSucceeded`, `WebhookDeliveriesRetryScheduled` ... */
 const STEP_METRIC: Record<DeliveryStep['outcome'], string> = {
@@ -58,10 +61,11 @@ async function processRecord(deps: WebhookDeliveryDeps, record: SQSRecord): Prom
   }
   const message = DeliveryMessage.safeParse(body);
   if (!message.success) throw new UnreadableMessageError(`Message ${record.messageId} is not a delivery message`);
-  const { deliveryId } = message.data;
+  const { deliveryId, waiting } = message.data;
+  const partnerId = record.attributes.MessageGroupId;
   const recordLogger = logger.createChild();
   try {
-    const step = await deliverWebhook(withDeliveryLogKeys(deps, recordLogger), deliveryId);
+    const step = await deliverWebhook(withDeliveryLogKeys(deps, recordLogger), { deliveryId, ...(partnerId !== undefined && waiting !== undefined ? { partnerId, waiting } : {}) });
     recordLogger.info('Webhook delivery message handled', { deliveryId, messageId: record.messageId, ...step });
     countMetric(`WebhookDeliveries${STEP_METRIC[step.outcome]}`);
     if ('breaker' in step && step.breaker !== undefined && step.breaker !== 'unchanged') countMetric(BREAKER_METRIC[step.breaker]);

@@ -220,6 +220,7 @@ async function webhookSection(service: BenchService, token: string, partner: Ben
     webhook_noisy_neighbor_p95_ms: besideNoisy.p95_ms,
     webhook_noisy_neighbor_max_ms: besideNoisy.max_ms,
     webhook_noisy_neighbor_dead_attempts: noisy.deadRequests,
+    webhook_noisy_neighbor_burst_taken_in_ms: noisy.burstTakenInMs,
   };
 }
 

@@ -98,6 +98,7 @@ export class LocalDeliveryQueue {
   private readonly dead: DeadLetter[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private readonly shares = new TenantShares();
+  private sentCount = 0;
   private readonly clock: Clock;
   private readonly maxConcurrency: number;
   private cancelTimer: (() => void) | undefined;
@@ -129,6 +130,7 @@ export class LocalDeliveryQueue {
       receiptHandle: undefined,
     };
     this.messages.set(message.messageId, message);
+    this.sentCount += 1;
     // Received on the next turn, not now: messages sent together arrive together, in batches.
     this.wakeAtNextVisible();
     return { messageId: message.messageId, md5OfMessageBody: message.md5OfBody };
@@ -150,6 +152,21 @@ export class LocalDeliveryQueue {
     let visible = 0;
     for (const message of this.messages.values()) if (message.visibleAt <= now) visible += 1;
     return visible;
+  }
+
+  /**
+   * For an operator or a bench looking from outside (`GET /stats` on the front): messages sent since start, in the
+   * queue, receivable now, and received by a consumer that has not returned yet.
+   */
+  stats(): { sent: number; depth: number; visible: number; inFlight: number } {
+    const now = this.clock.now();
+    let visible = 0;
+    let inFlight = 0;
+    for (const message of this.messages.values()) {
+      if (message.visibleAt <= now) visible += 1;
+      else if (message.receiveCount > 0) inFlight += 1;
+    }
+    return { sent: this.sentCount, depth: this.depth, visible, inFlight };
   }
 
   /** Stops receiving, and resolves once the consumer batches already running have returned (and been settled). */

@@ -4,7 +4,8 @@
  * to SQS in AWS, the SDK's MD5 check of the body included. The queue's URL is
  * `http://127.0.0.1:<port>/000000000000/<name>`, the shape of an SQS queue URL.
  *
- * Also `GET /dead-letters`: the dead-letter list as JSON `{ items }`, for a developer or an acceptance test
+ * Also `GET /dead-letters`: the dead-letter list as JSON `{ items }`, and `GET /stats`: `{ sent, depth, visible }`
+ * (messages sent since start, in the queue, receivable now), for a developer, a bench or an acceptance test
  * looking from outside.
  */
 import { randomUUID } from 'node:crypto';
@@ -63,6 +64,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, queue: LocalDel
   if (req.method === 'GET' && req.url === '/dead-letters') {
     return sendJson(res, 200, { items: queue.deadLetters() }, 'application/json');
   }
+  if (req.method === 'GET' && req.url === '/stats') return sendJson(res, 200, queue.stats(), 'application/json');
   const body = await readBody(req, MAX_REQUEST_BYTES);
   const target = req.headers['x-amz-target'];
   if (req.method !== 'POST' || typeof target !== 'string' || !target.startsWith('AmazonSQS.')) {

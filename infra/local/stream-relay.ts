@@ -59,6 +59,8 @@ interface ShardReader {
 }
 
 const POLL_INTERVAL_MS = 150;
+/** GetRecords' largest page (DynamoDB Streams). */
+const MAX_RECORDS_PER_READ = 1_000;
 const RESTART_DELAY_MS = 1_000;
 const MAX_RETRY_DELAY_MS = 30_000;
 /** How often open shards are looked up again, besides when one closes. */
@@ -135,28 +137,38 @@ export function startStreamRelay(options: StreamRelayOptions): StreamRelay {
     discoveredAt = Date.now();
   }
 
-  async function readShard(reader: ShardReader): Promise<void> {
+  /**
+   * One step of a shard: read a page of its records (as many as the stream gives, up to 1,000, filtered here as
+   * the event source filter does in AWS), or hand the next batch of matching ones to the handler. `true` when the
+   * shard had records: the relay reads on at once instead of waiting for the next poll.
+   */
+  async function readShard(reader: ShardReader): Promise<boolean> {
     if (reader.pending.length === 0) {
       if (reader.iterator === undefined) {
         // Closed and fully handled: its children are found by the next discovery.
         readers.delete(reader.shardId);
         discoveredAt = 0;
-        return;
+        return false;
       }
-      const page = await streams.send(new GetRecordsCommand({ ShardIterator: reader.iterator, Limit: options.batchSize }));
+      const page = await streams.send(new GetRecordsCommand({ ShardIterator: reader.iterator, Limit: MAX_RECORDS_PER_READ }));
       reader.iterator = page.NextShardIterator;
       reader.pending = (page.Records ?? []).map((record) => toLambdaRecord(record, streamArn ?? '')).filter((record) => matches(options.filterPattern, record));
       reader.attempts = 0;
-      if (reader.pending.length === 0) return;
+      if (reader.pending.length === 0) return (page.Records ?? []).length > 0;
     } else if (Date.now() < reader.retryAt) {
-      return;
+      return false;
     }
     await invoke(reader);
+    return true;
   }
 
-  /** One handler invocation for a shard's pending records; what succeeded is dropped, the rest retried later. */
+  /**
+   * One handler invocation for the first `batchSize` of a shard's pending records; what succeeded is dropped, the
+   * rest retried later (the records after the batch wait their turn, in order).
+   */
   async function invoke(reader: ShardReader): Promise<void> {
-    const records = reader.pending;
+    const records = reader.pending.slice(0, options.batchSize);
+    const after = reader.pending.slice(options.batchSize);
     let retryFrom: number;
     try {
       const response = await invokeFunction(options.handler, { Records: records }, options.handlerName, options.handlerTimeoutSeconds * 1000);
@@ -169,14 +181,16 @@ export function startStreamRelay(options: StreamRelayOptions): StreamRelay {
       retryFrom = 0;
     }
     if (retryFrom === -1) {
-      reader.pending = [];
+      reader.pending = after;
+      reader.attempts = 0;
       return;
     }
-    reader.pending = records.slice(retryFrom);
+    reader.pending = [...records.slice(retryFrom), ...after];
     reader.attempts += 1;
     if (reader.attempts > options.retryAttempts) {
-      report(`[stream-relay] skipping ${reader.pending.length} stream records after ${options.retryAttempts} retries (the outbox sweep relays them)`);
-      reader.pending = [];
+      report(`[stream-relay] skipping ${records.length - retryFrom} stream records after ${options.retryAttempts} retries (the outbox sweep relays them)`);
+      reader.pending = after;
+      reader.attempts = 0;
       return;
     }
     reader.retryAt = Date.now() + Math.min(MAX_RETRY_DELAY_MS, 500 * 2 ** reader.attempts);
@@ -190,11 +204,13 @@ export function startStreamRelay(options: StreamRelayOptions): StreamRelay {
         if (first) markReady();
         first = false;
         lastError = undefined;
+        let busy = false;
         for (const reader of [...readers.values()]) {
           if (stopped) break;
-          await readShard(reader);
+          if (await readShard(reader)) busy = true;
         }
-        await sleep(pollIntervalMs);
+        // As Lambda's poller: on at once while a shard has records, a poll interval apart once all are idle.
+        if (!busy) await sleep(pollIntervalMs);
       } catch (error) {
         // Start over from LATEST: the sweep covers what is missed meanwhile. Report a given failure once.
         const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);

@@ -16,8 +16,11 @@ import { type Page, queryPage, statusFilter } from './paging';
 /** How long after its creation a pending delivery that no message has picked up is relayed again. */
 export const OUTBOX_GRACE_MS = 30_000;
 
-/** A deferral ending this much before the delivery's outbox key needs no write (see `deferDelivery`). */
-const DEFERRAL_MARGIN_MS = 5_000;
+/**
+ * A deferral ending this much before the delivery's outbox key needs no write (see `deferDelivery`): enough that a
+ * queue running behind still hands the message over before the sweep would send the delivery again.
+ */
+export const DEFERRAL_MARGIN_MS = 5 * 60_000;
 /** How far past a deferral its outbox key is parked, so the deferrals after it within this time write nothing. */
 const DEFERRAL_PARK_MS = 60 * 60_000;
 
@@ -137,17 +140,19 @@ export async function claimAttempt(
  * carry it, and the deferrals that follow within that hour write nothing. Conditional on the delivery being as
  * read (still pending at `attempts`, no lease running).
  *
- * `false` when an attempt is running on it (its consumer schedules what follows) or it moved since it was read:
- * the caller sends nothing. A deferral that ends before the outbox key as read writes nothing.
+ * Answers the outbox relay time in force after the deferral (epoch ms), or `undefined` when an attempt is
+ * running on it (its consumer schedules what follows) or it moved since it was read: the caller sends nothing. A
+ * deferral that ends {@link DEFERRAL_MARGIN_MS} before the outbox key as read writes nothing.
  */
 export async function deferDelivery(
   delivery: Pick<WebhookDelivery, 'id' | 'attempts' | 'leaseUntil' | 'relayAfter'>,
   at: { now: number; until: number },
-): Promise<boolean> {
-  if ((delivery.leaseUntil ?? 0) > at.now) return false;
-  if (delivery.relayAfter !== undefined && at.until + DEFERRAL_MARGIN_MS <= delivery.relayAfter) return true;
-  const outbox = outboxAfter(delivery.id, at.until + DEFERRAL_PARK_MS);
-  return writeIfCondition(
+): Promise<number | undefined> {
+  if ((delivery.leaseUntil ?? 0) > at.now) return undefined;
+  if (delivery.relayAfter !== undefined && at.until + DEFERRAL_MARGIN_MS <= delivery.relayAfter) return delivery.relayAfter;
+  const parkedUntil = at.until + DEFERRAL_PARK_MS;
+  const outbox = outboxAfter(delivery.id, parkedUntil);
+  const written = await writeIfCondition(
     documentClient.send(
       new UpdateCommand({
         TableName: tableName,
@@ -167,6 +172,7 @@ export async function deferDelivery(
       }),
     ),
   );
+  return written ? parkedUntil + OUTBOX_GRACE_MS : undefined;
 }
 
 /** What became of a claimed attempt (or of a delivery that cannot be attempted at all). */

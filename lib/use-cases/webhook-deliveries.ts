@@ -13,12 +13,13 @@ import { newId } from '../domain/ids';
 import { isDelivered, MAX_DELIVERY_ATTEMPTS, retryDelayMs, type DeliveryStatus, type WebhookDelivery, type WebhookEndpoint } from '../domain/webhooks';
 import type { SealedSecret } from '../secrets/secret-box';
 import * as deliveries from '../store/deliveries';
+import { DEFERRAL_MARGIN_MS } from '../store/deliveries';
 import type { Page } from '../store/paging';
 import * as partners from '../store/partners';
 import * as webhookEndpoints from '../store/webhook-endpoints';
 import type { StoredBreaker } from '../store/webhook-endpoints';
 import type { WebhookSender } from '../webhooks/http-sender';
-import { type DeliveryQueue, MAX_DELAY_SECONDS } from '../webhooks/queue';
+import { type DeliveryMessage, type DeliveryQueue, MAX_DELAY_SECONDS, type WaitingDelivery } from '../webhooks/queue';
 import { webhookHeaders } from '../webhooks/signing';
 
 /**
@@ -79,7 +80,8 @@ export type BreakerChange = 'opened' | 'closed' | 'unchanged' | 'not-recorded';
 /** What one message did, for the consumer's log line and for tests. */
 export type DeliveryStep =
   | { outcome: 'unknown' | 'finished' | 'not-due' | 'superseded' }
-  | { outcome: 'deferred'; reason: 'open' | 'probing'; until: number }
+  /** `read`: whether the delivery's item was read (a message that deferred it before may defer it again unread). */
+  | { outcome: 'deferred'; reason: 'open' | 'probing'; until: number; read: boolean }
   | { outcome: 'succeeded'; attempt: number; httpStatus: number; probe: boolean; breaker: BreakerChange }
   | { outcome: 'retry-scheduled'; attempt: number; httpStatus: number | null; delaySeconds: number; enqueued: boolean; probe: boolean; breaker: BreakerChange }
   | { outcome: 'failed'; attempt: number; httpStatus: number | null; error: string; probe?: boolean; breaker?: BreakerChange };
@@ -128,8 +130,12 @@ const answerError = (httpStatus: number) =>
  *    and 8, the outbox relay's sweep finds the delivery once that message is overdue and enqueues it again.
  * Errors of the table, the key or the queue are thrown: the message is retried, then dead-lettered.
  */
-export async function deliverWebhook(deps: WebhookDeliveryDeps, deliveryId: string): Promise<DeliveryStep> {
-  const delivery = await deps.deliveries.getDelivery(deliveryId);
+export async function deliverWebhook(deps: WebhookDeliveryDeps, message: { deliveryId: string; partnerId?: string; waiting?: WaitingDelivery }): Promise<DeliveryStep> {
+  if (message.partnerId !== undefined && message.waiting !== undefined) {
+    const step = await deferStillWaiting(deps, { deliveryId: message.deliveryId, partnerId: message.partnerId, waiting: message.waiting });
+    if (step !== undefined) return step;
+  }
+  const delivery = await deps.deliveries.getDelivery(message.deliveryId);
   if (delivery === undefined) return { outcome: 'unknown' };
   if (delivery.status !== 'pending') return { outcome: 'finished' };
   // The backoff is exact to the millisecond: wait out what the queue's whole-second delay left of it.
@@ -244,11 +250,39 @@ async function deferOnBreaker(deps: WebhookDeliveryDeps, delivery: WebhookDelive
     return failWithoutAttempt(deps, delivery, `Not attempted again: the endpoint kept timing out, its circuit breaker open for over ${MAX_BREAKER_WAIT_MS / 3_600_000} h`);
   }
   // At most SQS's longest delay: the delayed message carries every deferral, never the sweep.
-  const until = Math.min(Math.max(now, gate.until) + Math.round(deps.random() * gate.spreadMs), now + MAX_DELAY_SECONDS * 1000);
-  if (!(await deps.deliveries.deferDelivery(delivery, { now, until }))) return { outcome: 'not-due' };
-  await deps.queue.send({ deliveryId: delivery.id, partnerId: delivery.partnerId }, Math.ceil((until - now) / 1000));
-  return { outcome: 'deferred', reason: gate.reason, until };
+  const until = deferralEnd(deps, gate, now);
+  const relayAfter = await deps.deliveries.deferDelivery(delivery, { now, until });
+  if (relayAfter === undefined) return { outcome: 'not-due' };
+  const waiting: WaitingDelivery = { endpointId: delivery.endpointId, createdAt: delivery.createdAt, relayAfter };
+  await deps.queue.send({ deliveryId: delivery.id, partnerId: delivery.partnerId, waiting }, Math.ceil((until - now) / 1000));
+  return { outcome: 'deferred', reason: gate.reason, until, read: true };
 }
+
+/**
+ * Step 0, for a message that deferred its delivery before (it says which endpoint, since when, and the outbox
+ * key then): if the endpoint's breaker (as cached) still defers it, and the new deferral ends well before that
+ * key, the message is sent again, delayed, and nothing is read or written. A dead endpoint's waiting deliveries
+ * thus cost a message each per cool-down, and no DynamoDB capacity. Anything else (the breaker lets it go, the
+ * endpoint is gone, the deferral would pass the key, 24 h are up): `undefined`, and the delivery is read as usual.
+ * Never attempts: a delivery is attempted only after its item is read and its attempt claimed.
+ */
+async function deferStillWaiting(deps: WebhookDeliveryDeps, message: Required<Pick<DeliveryMessage, 'deliveryId' | 'partnerId' | 'waiting'>>): Promise<DeliveryStep | undefined> {
+  const { waiting } = message;
+  const now = deps.now();
+  if (now - Date.parse(waiting.createdAt) > MAX_BREAKER_WAIT_MS) return undefined;
+  const found = await deps.endpoints.getWebhookEndpointWithSecret(message.partnerId, waiting.endpointId);
+  if (found === undefined) return undefined;
+  const gate = admit(found.breaker.state, now, deps.breakerSettings);
+  if (gate.kind !== 'defer') return undefined;
+  const until = deferralEnd(deps, gate, now);
+  if (until + DEFERRAL_MARGIN_MS > waiting.relayAfter) return undefined;
+  await deps.queue.send(message, Math.ceil((until - now) / 1000));
+  return { outcome: 'deferred', reason: gate.reason, until, read: false };
+}
+
+/** When a deferral ends: a little after the breaker's `until` (jittered), at most SQS's longest delay from now. */
+const deferralEnd = (deps: WebhookDeliveryDeps, gate: { until: number; spreadMs: number }, now: number) =>
+  Math.min(Math.max(now, gate.until) + Math.round(deps.random() * gate.spreadMs), now + MAX_DELAY_SECONDS * 1000);
 
 /**
  * Step 7's breaker part: its state after this attempt, written conditional on the revision read; on a conflict

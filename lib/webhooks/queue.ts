@@ -10,6 +10,18 @@ export interface DeliveryMessage {
   deliveryId: string;
   /** The delivery's partner: the message's group (`MessageGroupId`), its tenant in the fair queue (decisions.md §8). */
   partnerId: string;
+  /**
+   * On a message that defers a delivery on its endpoint's breaker: what the consumer knew of it then, so the next
+   * look can defer it again without reading it (the delivery's item stays the truth for every attempt).
+   */
+  waiting?: WaitingDelivery;
+}
+
+export interface WaitingDelivery {
+  endpointId: string;
+  createdAt: string;
+  /** Epoch ms: its outbox key, before which the sweep does not send it again. */
+  relayAfter: number;
 }
 
 export interface DeliveryQueue {

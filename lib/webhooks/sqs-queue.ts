@@ -35,7 +35,7 @@ export function sqsDeliveryQueue(client: SQSClient, queueUrl: string | undefined
       await client.send(
         new SendMessageCommand({
           QueueUrl: queueUrl,
-          MessageBody: JSON.stringify({ deliveryId: message.deliveryId }),
+          MessageBody: JSON.stringify(message.waiting === undefined ? { deliveryId: message.deliveryId } : { deliveryId: message.deliveryId, waiting: message.waiting }),
           DelaySeconds: delaySeconds,
           // A standard queue with a group id on every message is an SQS fair queue: the partner is the tenant.
           MessageGroupId: message.partnerId,

@@ -55,11 +55,11 @@ async function newDelivery(endpointId: string): Promise<WebhookDelivery> {
 const stored = async (key: { pk: string; sk: string }) =>
   (await documentClient.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }))).Item ?? {};
 
-const sqsEvent = (deliveries: WebhookDelivery[]): SQSEvent => ({
-  Records: deliveries.map((delivery) => ({
+const sqsEvent = (messages: DeliveryMessage[]): SQSEvent => ({
+  Records: messages.map(({ deliveryId, waiting }) => ({
     messageId: randomUUID(),
     receiptHandle: randomUUID(),
-    body: JSON.stringify({ deliveryId: delivery.id }),
+    body: JSON.stringify(waiting === undefined ? { deliveryId } : { deliveryId, waiting }),
     attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0', MessageGroupId: partner.partnerId },
     messageAttributes: {},
     md5OfBody: '',
@@ -72,8 +72,16 @@ const sqsEvent = (deliveries: WebhookDelivery[]): SQSEvent => ({
 /** The consumer over a recording queue and the test's clock; `send` defaults to real HTTP with a short timeout. */
 function consumer(clock: { now: number }, send?: WebhookSender) {
   const sent: Array<{ message: DeliveryMessage; delaySeconds: number }> = [];
+  const reads = new Map<string, number>();
   const deps: WebhookDeliveryDeps = {
     ...webhookDeliveryDeps,
+    deliveries: {
+      ...webhookDeliveryDeps.deliveries,
+      getDelivery: (deliveryId) => {
+        reads.set(deliveryId, (reads.get(deliveryId) ?? 0) + 1);
+        return webhookDeliveryDeps.deliveries.getDelivery(deliveryId);
+      },
+    },
     // A cache of its own, as each Lambda container has
     ...cachedEndpoints(webhookEndpoints, webhookEndpoints),
     queue: { send: async (message, delaySeconds) => void sent.push({ message, delaySeconds }) },
@@ -84,7 +92,12 @@ function consumer(clock: { now: number }, send?: WebhookSender) {
     sleep: async (ms) => void (clock.now += ms),
   };
   const handle = createHandler(deps);
-  return { sent, consume: (...deliveries: WebhookDelivery[]) => handle(sqsEvent(deliveries), lambdaContext()) };
+  return {
+    sent,
+    readsOf: (deliveryId: string) => reads.get(deliveryId) ?? 0,
+    consume: (...deliveries: WebhookDelivery[]) => handle(sqsEvent(deliveries.map((delivery) => ({ deliveryId: delivery.id, partnerId: delivery.partnerId }))), lambdaContext()),
+    consumeMessages: (...messages: DeliveryMessage[]) => handle(sqsEvent(messages), lambdaContext()),
+  };
 }
 
 describe('an endpoint that stops answering', () => {
@@ -93,7 +106,7 @@ describe('an endpoint that stops answering', () => {
     const endpointId = await createEndpoint('/flaky');
     const [first, second, third] = [await newDelivery(endpointId), await newDelivery(endpointId), await newDelivery(endpointId)] as [WebhookDelivery, WebhookDelivery, WebhookDelivery];
     const clock = { now: Date.now() };
-    const { consume, sent } = consumer(clock);
+    const { consume, consumeMessages, readsOf, sent } = consumer(clock);
 
     // Act: two of them in one batch
     expect(await consume(first, second)).toEqual({ batchItemFailures: [] });
@@ -114,11 +127,25 @@ describe('an endpoint that stops answering', () => {
     await consume(third);
     expect(receiver.arrivals('/flaky')).toHaveLength(1);
     expect(await stored(keys.webhookDelivery(third.id))).toMatchObject({ status: 'pending', attempts: 0 });
-    expect(sent[sentBefore]).toEqual({ message: { deliveryId: third.id, partnerId: partner.partnerId }, delaySeconds: Math.ceil((openUntil + 2_500 - clock.now) / 1000) });
+    // (its outbox entry parked an hour past the deferral, so the sweep leaves it to the message)
+    const parked = await stored(keys.webhookDelivery(third.id));
+    const relayAfter = Date.parse(String(parked.gsi2sk).split('#')[0] ?? '');
+    expect(relayAfter).toBe(openUntil + 2_500 + 3_600_000 + 30_000);
+    expect(sent[sentBefore]).toEqual({
+      message: { deliveryId: third.id, partnerId: partner.partnerId, waiting: { endpointId, createdAt: third.createdAt, relayAfter } },
+      delaySeconds: Math.ceil((openUntil + 2_500 - clock.now) / 1000),
+    });
+
+    // Act: that message comes back while the breaker is still open: deferred again without reading the delivery
+    const reads = readsOf(third.id);
+    const again = await consumeMessages(sent[sentBefore]?.message as DeliveryMessage);
+    expect(again).toEqual({ batchItemFailures: [] });
+    expect(readsOf(third.id)).toBe(reads);
+    expect(sent.at(-1)?.message).toEqual(sent[sentBefore]?.message);
 
     // Act: the endpoint recovers; after the cool-down the third goes as the probe
     receiver.behave('/flaky', { status: 200 });
-    clock.now = openUntil + 1;
+    clock.now = openUntil + 2_500; // when its deferral ends
     await consume(third);
     expect(await stored(keys.webhookDelivery(third.id))).toMatchObject({ status: 'succeeded', attempts: 1 });
     // ... not closed yet: an endpoint that timed out needs 3 answered probes in a row
