@@ -114,7 +114,10 @@ async function ensureStream(client: DynamoDBClient, tableName: string, current: 
   await waitUntilTableExists({ client, maxWaitTime: 60, minDelay: 1, maxDelay: 2 }, { TableName: tableName });
 }
 
-/** Adds each index of {@link GLOBAL_INDEXES} the table lacks (DynamoDB takes one index creation per update). */
+/**
+ * Adds each index of {@link GLOBAL_INDEXES} the table lacks, one at a time: DynamoDB takes one index creation at a
+ * time per table (LimitExceededException otherwise), so each waits until the one before is ACTIVE.
+ */
 async function ensureIndexes(client: DynamoDBClient, tableName: string, existing: TableDescription): Promise<void> {
   const present = new Set((existing.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
   for (const index of GLOBAL_INDEXES.filter((candidate) => !present.has(candidate.indexName))) {
@@ -125,6 +128,18 @@ async function ensureIndexes(client: DynamoDBClient, tableName: string, existing
         GlobalSecondaryIndexUpdates: [{ Create: indexSchema(index) }],
       }),
     );
-    await waitUntilTableExists({ client, maxWaitTime: 60, minDelay: 1, maxDelay: 2 }, { TableName: tableName });
+    await waitUntilIndexActive(client, tableName, index.indexName);
+  }
+}
+
+/** Resolves once the table and its index `indexName` are ACTIVE (an index being built is CREATING), within 60 s. */
+async function waitUntilIndexActive(client: DynamoDBClient, tableName: string, indexName: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const index = Table?.GlobalSecondaryIndexes?.find((candidate) => candidate.IndexName === indexName);
+    if (Table?.TableStatus === 'ACTIVE' && index?.IndexStatus === 'ACTIVE') return;
+    if (Date.now() > deadline) throw new Error(`index ${indexName} of ${tableName} is not ACTIVE after 60 s (${index?.IndexStatus ?? 'missing'})`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }

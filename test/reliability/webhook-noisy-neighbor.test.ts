@@ -30,7 +30,7 @@ const world = await useReliabilityPipeline({
 const { sleep, times, until } = await import('../support/reliability-tools');
 
 describe('one partner’s 20 endpoints that never answer, under a burst of its payments', () => {
-  it('do not delay another partner’s webhooks: none of B’s waits on A’s timeouts, and A’s endpoints get one attempt at a time', async () => {
+  it('do not delay another partner’s webhooks: none of B’s messages waits for a consumer behind A’s timeouts, and A’s endpoints get one attempt at a time', async () => {
     // Arrange: A with 20 dead endpoints, B with one healthy endpoint
     const api = world.api();
     const [a, b] = [await api.createPartner(), await api.createPartner()];
@@ -56,14 +56,17 @@ describe('one partner’s 20 endpoints that never answer, under a burst of its p
       return found.length === B_PAYMENTS && found.every((delivery) => delivery.status === 'succeeded') ? found : undefined;
     }, 30_000, 100);
 
-    // Assert: B's webhooks arrived at the first attempt, none held by one of A's attempts (which would take the
-    // whole 5 s timeout), most within a few hundred milliseconds (the figure under load is the bench's)
+    // Assert: B's webhooks arrived at the first attempt; none of B's messages waited in the queue for a consumer
+    // (its dwell time: held behind A's attempts it would be up to the whole 5 s timeout); end to end, most within a
+    // few hundred milliseconds (the figure under load is the bench's)
     const postedAt = new Map(bPayments.map((payment) => [payment.svcTxId, payment.postedAt]));
     const latencies = bDeliveries
       .map((delivery) => (world.receiver.arrivals('/b/ok', delivery.event_id)[0]?.at ?? Infinity) - (postedAt.get(delivery.svc_tx_id) ?? 0))
       .sort((x, y) => x - y);
     expect(bDeliveries.every((delivery) => delivery.attempts === 1)).toBe(true);
-    expect(latencies[latencies.length - 1]).toBeLessThan(ATTEMPT_TIMEOUT_MS);
+    const dwell = world.dwellTimesOf(b.partnerId);
+    expect(dwell).toHaveLength(B_PAYMENTS);
+    expect(Math.max(...dwell)).toBeLessThan(1_000);
     expect(latencies[Math.floor(latencies.length / 2)]).toBeLessThan(1_000);
 
     // Assert: each dead endpoint had one attempt in flight at a time (its probes, a timeout apart), and A's

@@ -35,6 +35,12 @@ export interface ReliabilityPipeline {
   receiver: BehavingReceiver;
   /** What the consumer could not process (batch item failures, throws): a healthy run has none. */
   unprocessed: string[];
+  /**
+   * How long each message of `partnerId` waited in the queue before a consumer received it (its dwell time, as
+   * AWS measures fairness: SentTimestamp to ApproximateFirstReceiveTimestamp). A delayed message's includes its
+   * delay: meaningful for a partner whose messages are all due at once (no retries, no deferrals).
+   */
+  dwellTimesOf(partnerId: string): number[];
   /** A webhook endpoint of `partner` at `path` of the receiver, for `transaction_succeeded`; its id. */
   endpoint(partner: PartnerCredentials, path: string): Promise<string>;
   deliveriesOf(partner: PartnerCredentials): Promise<Array<Record<string, any>>>;
@@ -65,12 +71,17 @@ export async function useReliabilityPipeline(options: ReliabilityPipelineOptions
   const { eventBody, intentObject, pendingTransaction, signed } = await import('./processor-events');
 
   const unprocessed: string[] = [];
+  const dwell = new Map<string, number[]>();
   const deliver = createHandler({
     ...webhookDeliveryDeps,
     send: createHttpSender({ policy: { allowInsecure: true }, timeoutMs: options.attemptTimeoutMs }),
     breakerSettings: { ...breakerSettings(options.attemptTimeoutMs), ...options.breaker },
   });
   const consumer: SqsConsumer = async (event, context) => {
+    for (const { attributes } of event.Records) {
+      const group = attributes.MessageGroupId ?? '';
+      if (attributes.ApproximateReceiveCount === '1') dwell.set(group, [...(dwell.get(group) ?? []), Number(attributes.ApproximateFirstReceiveTimestamp) - Number(attributes.SentTimestamp)]);
+    }
     try {
       const response = await deliver(event, context);
       unprocessed.push(...response.batchItemFailures.map((failure) => `batch item failure ${failure.itemIdentifier}`));
@@ -110,6 +121,7 @@ export async function useReliabilityPipeline(options: ReliabilityPipelineOptions
     pipeline: () => started(pipeline, 'pipeline'),
     receiver,
     unprocessed,
+    dwellTimesOf: (partnerId) => dwell.get(partnerId) ?? [],
     async endpoint(partner, path) {
       const created = await started(api, 'API').admin('POST', `/admin/partners/${partner.partnerId}/webhook-endpoints`, {
         name: path,
