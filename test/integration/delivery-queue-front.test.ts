@@ -109,4 +109,13 @@ describe('the local queue front (SQS JSON protocol)', () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ items: [] });
   });
+
+  it('serves its counts: messages sent since start, in the queue, visible, in flight', async () => {
+    const stats = async () => (await fetch(`${new URL(front.queueUrl).origin}/stats`)).json() as Promise<Record<string, number>>;
+    const before = await stats();
+
+    await sqsDeliveryQueue(client, front.queueUrl).send({ deliveryId: 'dlv_counted', partnerId: 'ptn_front' }, 900);
+
+    expect(await stats()).toEqual({ sent: (before.sent ?? 0) + 1, depth: (before.depth ?? 0) + 1, visible: before.visible, inFlight: before.inFlight });
+  });
 });
