@@ -17,6 +17,8 @@ export interface OutboxEntry {
   sortKey: string;
   relayAfter: string;
   attempts: number;
+  /** Epoch ms: when its next attempt is due (a retry's backoff, a deferral), if it waits for one. */
+  nextAttemptAt?: number | undefined;
 }
 
 const PAGE_SIZE = 100;
@@ -35,14 +37,21 @@ export async function* outboxEntries(upTo: string | undefined): AsyncGenerator<O
         IndexName: 'gsi2',
         KeyConditionExpression: upTo === undefined ? 'gsi2pk = :outbox' : 'gsi2pk = :outbox AND gsi2sk <= :upTo',
         ExpressionAttributeValues: { ':outbox': keys.outbox, ...(upTo === undefined ? {} : { ':upTo': `${upTo}#\uffff` }) },
-        ProjectionExpression: 'id, partnerId, gsi2sk, attempts',
+        ProjectionExpression: 'id, partnerId, gsi2sk, attempts, nextAttemptAt',
         Limit: PAGE_SIZE,
         ExclusiveStartKey: startKey,
       }),
     );
     const entries = (page.Items ?? []).map((item) => {
       const sortKey = item.gsi2sk as string;
-      return { deliveryId: item.id as string, partnerId: item.partnerId as string, sortKey, relayAfter: sortKey.slice(0, sortKey.indexOf('#')), attempts: item.attempts as number };
+      return {
+        deliveryId: item.id as string,
+        partnerId: item.partnerId as string,
+        sortKey,
+        relayAfter: sortKey.slice(0, sortKey.indexOf('#')),
+        attempts: item.attempts as number,
+        nextAttemptAt: item.nextAttemptAt as number | undefined,
+      };
     });
     if (entries.length > 0) yield entries;
     startKey = page.LastEvaluatedKey;

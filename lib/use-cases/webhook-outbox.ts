@@ -12,7 +12,7 @@
  *   concurrent sweeps send it once. It catches whatever the stream relay missed (the relay down, its retries
  *   exhausted) and messages lost on the way (locally, the in-memory queue of a process that died).
  */
-import type { DeliveryQueue } from '../webhooks/queue';
+import { type DeliveryQueue, MAX_DELAY_SECONDS } from '../webhooks/queue';
 import type { OutboxEntry } from '../store/outbox';
 
 export interface OutboxDeps {
@@ -61,8 +61,9 @@ export interface SweepOptions {
   now: Date;
   /**
    * The queue holds no message for any pending delivery (the local queue after a restart, or a purged SQS
-   * queue): deliveries not yet attempted are relayed at once rather than after their relay grace, since no
-   * message for them is on its way.
+   * queue): every pending delivery whose next attempt is due within SQS's longest delay is relayed now, delayed
+   * until it is due (a delivery not yet attempted at once), rather than after its relay time, since no message
+   * for it is on its way.
    */
   queueEmpty?: boolean;
 }
@@ -86,23 +87,29 @@ export async function sweepOutbox(deps: OutboxDeps, options: SweepOptions): Prom
   const leasedUntil = new Date(options.now.getTime() + SWEEP_LEASE_MS).toISOString();
   const result: SweepResult = { relayed: [], skipped: 0, failed: [] };
   const seen = new Set<string>();
-  const isDue = (entry: OutboxEntry) => entry.relayAfter <= now || (options.queueEmpty === true && entry.attempts === 0);
+  const nowMs = options.now.getTime();
+  /** Seconds until the entry's next attempt is due (0: due now). */
+  const delayOf = (entry: OutboxEntry) => Math.max(0, Math.ceil(((entry.nextAttemptAt ?? 0) - nowMs) / 1000));
+  const isDue = (entry: OutboxEntry) => entry.relayAfter <= now || (options.queueEmpty === true && delayOf(entry) <= MAX_DELAY_SECONDS);
 
   const relay = async (entry: OutboxEntry) => {
-    if (!(await deps.outbox.leaseOutboxEntry(entry, leasedUntil))) {
+    const delaySeconds = entry.relayAfter <= now ? 0 : delayOf(entry);
+    // The lease outlasts the delayed message's delay, so the next sweep does not send the entry again meanwhile.
+    const leased = delaySeconds === 0 ? leasedUntil : new Date(nowMs + delaySeconds * 1000 + SWEEP_LEASE_MS).toISOString();
+    if (!(await deps.outbox.leaseOutboxEntry(entry, leased))) {
       result.skipped += 1;
       return;
     }
     try {
-      await deps.deliveryQueue.send({ deliveryId: entry.deliveryId, partnerId: entry.partnerId }, 0);
+      await deps.deliveryQueue.send({ deliveryId: entry.deliveryId, partnerId: entry.partnerId }, delaySeconds);
       result.relayed.push(entry.deliveryId);
     } catch (error) {
       result.failed.push({ deliveryId: entry.deliveryId, error });
-      await deps.outbox.releaseOutboxLease(entry, leasedUntil).catch(() => false);
+      await deps.outbox.releaseOutboxLease(entry, leased).catch(() => false);
     }
   };
 
-  // Every entry when the queue is empty (not yet attempted ones are due whatever their time), else the due ones.
+  // Every entry when the queue is empty (any due within SQS's longest delay is relayed, delayed), else the due ones.
   for await (const page of deps.outbox.outboxEntries(options.queueEmpty === true ? undefined : now)) {
     // A leased entry moves past the read position and may come round again in the same (unbounded) read.
     const due = page.filter((entry) => isDue(entry) && !seen.has(entry.deliveryId)).slice(0, SWEEP_MAX_ENTRIES - seen.size);

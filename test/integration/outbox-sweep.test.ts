@@ -42,11 +42,12 @@ const outboxKeyOf = async (deliveryId: string) => {
 /** The sweep's adapters: the real outbox store, seeing only `ids`, and a queue that records (or fails). */
 function sweepDeps(ids: Set<string>, options: { failEnqueue?: boolean; beforeLease?: (deliveryId: string) => Promise<void> } = {}) {
   const sent: string[] = [];
+  const delays = new Map<string, number>();
   const deliveryQueue: DeliveryQueue = {
     async send(message, delaySeconds) {
       if (options.failEnqueue === true) throw new Error('queue unavailable');
-      expect(delaySeconds).toBe(0);
       sent.push(message.deliveryId);
+      delays.set(message.deliveryId, delaySeconds);
     },
   };
   const deps: OutboxDeps = {
@@ -62,7 +63,7 @@ function sweepDeps(ids: Set<string>, options: { failEnqueue?: boolean; beforeLea
       releaseOutboxLease: outbox.releaseOutboxLease,
     },
   };
-  return { deps, sent };
+  return { deps, sent, delays };
 }
 
 /** A moment of the past, different per test, so no other entry of the shared outbox is due at it. */
@@ -73,7 +74,7 @@ describe('the outbox sweep', () => {
     const createdAt = pastMoment(0);
     const delivery = pendingDelivery(createdAt);
     await writeDelivery(delivery);
-    const { deps, sent } = sweepDeps(new Set([delivery.id]));
+    const { deps, sent, delays } = sweepDeps(new Set([delivery.id]));
 
     const early = await sweepOutbox(deps, { now: new Date(createdAt.getTime() + OUTBOX_GRACE_MS - 1) });
     expect(early.relayed).toEqual([]);
@@ -83,6 +84,7 @@ describe('the outbox sweep', () => {
 
     expect(due.relayed).toEqual([delivery.id]);
     expect(sent).toEqual([delivery.id]);
+    expect(delays.get(delivery.id)).toBe(0);
     expect(await outboxKeyOf(delivery.id)).toBe(`${new Date(now.getTime() + SWEEP_LEASE_MS).toISOString()}#${delivery.id}`);
   });
 
@@ -138,27 +140,35 @@ describe('the outbox sweep', () => {
     expect(await outboxKeyOf(delivery.id)).toBe(`2001-02-03T05:00:00.000Z#${delivery.id}`);
   });
 
-  it('relays a delivery not yet attempted at once when the queue is known to be empty, but not a retry that is not due', async () => {
+  it('relays every pending delivery when the queue is known to be empty: one not yet attempted at once, a retry delayed until it is due, none due past 15 minutes', async () => {
     const now = pastMoment(40);
     const fresh = pendingDelivery(now);
     const retry = pendingDelivery(new Date(now.getTime() - 60_000));
     await writeDelivery(fresh);
     await writeDelivery(retry);
-    // The retry's first attempt failed; its next one is due in a minute
-    await documentClient.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: keys.webhookDelivery(retry.id),
-        UpdateExpression: 'SET attempts = :one, gsi2sk = :next',
-        ExpressionAttributeValues: { ':one': 1, ':next': `${new Date(now.getTime() + 60_000).toISOString()}#${retry.id}` },
-      }),
-    );
-    const { deps, sent } = sweepDeps(new Set([fresh.id, retry.id]));
+    // The retry's first attempt failed; its next one is due in a minute. Another's is due in an hour (a parked deferral)
+    const distant = pendingDelivery(new Date(now.getTime() - 60_000));
+    await writeDelivery(distant);
+    for (const [delivery, dueInMs] of [[retry, 60_000], [distant, 3_600_000]] as const) {
+      await documentClient.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: keys.webhookDelivery(delivery.id),
+          UpdateExpression: 'SET attempts = :one, nextAttemptAt = :due, gsi2sk = :next',
+          ExpressionAttributeValues: { ':one': 1, ':due': now.getTime() + dueInMs, ':next': `${new Date(now.getTime() + dueInMs + 30_000).toISOString()}#${delivery.id}` },
+        }),
+      );
+    }
+    const { deps, sent, delays } = sweepDeps(new Set([fresh.id, retry.id, distant.id]));
 
     expect((await sweepOutbox(deps, { now })).relayed).toEqual([]);
     const result = await sweepOutbox(deps, { now, queueEmpty: true });
 
-    expect(result.relayed).toEqual([fresh.id]);
-    expect(sent).toEqual([fresh.id]);
+    expect(result.relayed.sort()).toEqual([fresh.id, retry.id].sort());
+    expect(sent.sort()).toEqual([fresh.id, retry.id].sort());
+    expect(delays.get(fresh.id)).toBe(0);
+    expect(delays.get(retry.id)).toBe(60);
+    // ... and leased past that delay, so the next sweep leaves it to the delayed message
+    expect((await sweepOutbox(deps, { now: new Date(now.getTime() + 61_000) })).relayed).toEqual([]);
   });
 });
