@@ -11,7 +11,8 @@
  * timeout) and 200 payments in flight (confirmed 10 at a time: 4,000 deliveries whose attempts time out, are
  * probed and deferred); partner B, the one timed, has one healthy endpoint. B's payments go one after another as
  * soon as the service has taken all of A's payment events (A's deliveries written, its endpoints being attempted)
- * and the delivery pipeline has looked at each of A's deliveries once, for as long as B's payments take: B's
+ * and the delivery pipeline has looked at each of A's deliveries once, for at least a minute (50 payments or
+ * more, `BENCH_NOISY_SECONDS`): B's
  * webhooks meet A's waiting deliveries (deferred, coming back, probed) in the queue and the consumer. How long the
  * pipeline took to take A's burst in is reported too.
  */
@@ -25,6 +26,8 @@ import type { BenchService } from './bench-service';
 export const DEAD_ENDPOINTS = 20;
 export const NOISY_PAYMENTS = 200;
 const NOISY_CONCURRENCY = 10;
+/** B's payments go on at least this long (BENCH_NOISY_SECONDS), past several of A's breakers' cool-downs. */
+const NOISY_MEASURE_MS = Number(process.env.BENCH_NOISY_SECONDS ?? 60) * 1000;
 
 /**
  * A partner's webhook endpoint on 127.0.0.1: answers 200 and notes when each webhook arrived (its whole body
@@ -141,10 +144,13 @@ export async function timeWebhooks(
   receiver: Awaited<ReturnType<typeof startWebhookReceiver>>,
   count: number,
   label: string,
+  /** Go on past `count` payments until this long has passed (ms). */
+  forAtLeastMs = 0,
 ): Promise<number[]> {
   const arrivedAt = new Map<string, number>();
   const intents = new Map<string, string>();
-  for (let i = 0; i < count; i++) {
+  const until = Date.now() + forAtLeastMs;
+  for (let i = 0; i < count || Date.now() < until; i++) {
     let arrival: Promise<number> | undefined;
     const payment = await confirmedPayment(service, partner, merchant, `bench-${label}-${i}`, (2000 + i) / 100, (svcTxId) => {
       arrival = receiver.arrival(svcTxId, 60_000);
@@ -160,7 +166,7 @@ export async function timeWebhooks(
     const posted = attempts[0]?.at;
     if (at !== undefined && posted !== undefined) samples.push(at - Date.parse(posted));
   }
-  if (samples.length !== count) throw new Error(`timed ${samples.length} of ${count} payments (${label})`);
+  if (samples.length !== intents.size) throw new Error(`timed ${samples.length} of ${intents.size} payments (${label})`);
   return samples;
 }
 
@@ -211,7 +217,8 @@ export async function timeWebhooksBesideNoisyNeighbour(service: BenchService, to
     });
     const burstTakenInMs = Date.now() - burstTakenFrom;
     progress(`  partner B: ${count} payments one after another, timed`);
-    const samples = await timeWebhooks(service, quiet, quietMerchant, receiver, count, 'beside-noisy');
+    // For a minute at least: A's waiting deliveries come back at each cool-down's end, and B must meet several.
+    const samples = await timeWebhooks(service, quiet, quietMerchant, receiver, count, 'beside-noisy', NOISY_MEASURE_MS);
     if (process.env.BENCH_DEBUG !== undefined) progress(`  B samples in order: ${samples.map(Math.round).join(' ')}`);
     return { samples, deadRequests: dead.requests(), burstTakenInMs };
   } finally {

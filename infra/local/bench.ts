@@ -28,7 +28,8 @@
  * under load, a failed check).
  *
  * Local only (loopback), bounded in count and time; it starts and stops its own services. Settings (env):
- * BENCH_STARTUP_RUNS (3), BENCH_REQUESTS (100 sequential each), BENCH_WEBHOOK_PAYMENTS (>= 50),
+ * BENCH_STARTUP_RUNS (3), BENCH_REQUESTS (100 sequential each), BENCH_WEBHOOK_PAYMENTS (>= 50), BENCH_NOISY_SECONDS
+ * (60: how long partner B's payments go on beside the noisy neighbour, at least),
  * BENCH_CONCURRENCY (16), BENCH_LOAD_SECONDS (20: each throughput phase, in all), BENCH_CHECKOUT_REQUESTS (a count
  * instead, for the checkout phase), BENCH_LOAD_ROUNDS (2 alternating slices of each phase), BENCH_WARMUP (200),
  * BENCH_SETTLEMENT_ELIGIBLE (10,000), BENCH_SETTLEMENT_HISTORY (100,000), BENCH_CPU_PROF_DIR (unset: CPU profiles
@@ -204,7 +205,7 @@ async function webhookSection(service: BenchService, token: string, partner: Ben
   const webhook = summarise('processor event -> partner webhook received', samples);
   progress(`\nThe same beside a noisy neighbour: ${DEAD_ENDPOINTS} endpoints that never answer, ${NOISY_PAYMENTS} payments`);
   const noisy = await timeWebhooksBesideNoisyNeighbour(service, token, WEBHOOK_PAYMENTS, progress);
-  const besideNoisy = summarise(`the same, beside ${DEAD_ENDPOINTS} dead endpoints and ${NOISY_PAYMENTS} payments of another partner`, noisy.samples);
+  const besideNoisy = summarise(`another partner's, beside ${DEAD_ENDPOINTS} dead endpoints and ${NOISY_PAYMENTS} payments (a minute at least)`, noisy.samples);
   out.log(`\nProcessor event (the sandbox starts posting payment_intent.succeeded) -> partner webhook received, ${WEBHOOK_PAYMENTS} payments one after another`);
   out.table([
     { name: webhook.name, n: webhook.n, p50_ms: webhook.p50_ms, p95_ms: webhook.p95_ms, max_ms: webhook.max_ms, mean_ms: webhook.mean_ms, webhooks_received: received },
@@ -216,6 +217,7 @@ async function webhookSection(service: BenchService, token: string, partner: Ben
     webhook_p95_ms: webhook.p95_ms,
     webhook_max_ms: webhook.max_ms,
     webhooks_received: received,
+    webhook_noisy_neighbor_n: besideNoisy.n,
     webhook_noisy_neighbor_p50_ms: besideNoisy.p50_ms,
     webhook_noisy_neighbor_p95_ms: besideNoisy.p95_ms,
     webhook_noisy_neighbor_max_ms: besideNoisy.max_ms,

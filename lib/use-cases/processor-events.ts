@@ -3,6 +3,7 @@
  * decisions.md §5, §6): a verified processor event moves its transaction, computes the fee split on success,
  * keeps the settlement bookkeeping, and notifies the partner's subscribed endpoints.
  */
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errors } from '../domain/errors';
 import { computeFees, feeSettingsOf } from '../domain/fees';
@@ -52,6 +53,12 @@ export interface PaymentEventDeps {
   payments: PaymentUpdateWriter;
   /** The configured `PROCESSOR_FEE_PERCENT` (decisions.md §6). */
   processorFeePercent: number;
+  /**
+   * Where its log lines go, with the event's and transaction's keys: by default the invocation's logger, whose keys
+   * then stay for the rest of the request. A caller applying several events at once (the reconciliation) gives each
+   * a child logger of its own, so no line carries another transaction's keys.
+   */
+  log?: Logger;
 }
 
 /** The ports of POST /webhooks/processor: the event's verification and its transaction found by intent, besides. */
@@ -119,19 +126,20 @@ export async function handleProcessorEvent(
  */
 export async function applyPaymentEvent(deps: PaymentEventDeps, event: PaymentEvent, read: Transaction): Promise<PaymentEventOutcome> {
   let transaction = read;
-  logger.appendKeys({ processor_event_id: event.id, svc_tx_id: transaction.svcTxId, partner_id: transaction.partnerId });
+  const log = deps.log ?? logger;
+  log.appendKeys({ processor_event_id: event.id, svc_tx_id: transaction.svcTxId, partner_id: transaction.partnerId });
 
   const change = event.change;
   const mismatch = change === null ? (unreadable(event.money) ?? 'the event states no money the service can read') : changeMismatch(event.money, change, transaction);
   if (mismatch !== undefined || change === null) {
     // The processor will never send this event differently: acknowledge it, move nothing, and raise it.
-    logger.error('Processor event does not match its transaction; nothing moved', { event_type: event.type, reason: mismatch });
+    log.error('Processor event does not match its transaction; nothing moved', { event_type: event.type, reason: mismatch });
     countMetric('ProcessorEventMismatches');
     return unchanged(transaction);
   }
   if (change.kind === 'dispute' && change.feeInOtherCurrency === true) {
     // The dispute moves its money; its fee, in the account's currency, is for an operator to charge (no guessed rate).
-    logger.error('Dispute fee in another currency than the dispute: not charged to the merchant', { event_type: event.type, dispute_id: change.dispute.id });
+    log.error('Dispute fee in another currency than the dispute: not charged to the merchant', { event_type: event.type, dispute_id: change.dispute.id });
     countMetric('DisputeFeesNotCharged');
   }
 
@@ -149,15 +157,15 @@ export async function applyPaymentEvent(deps: PaymentEventDeps, event: PaymentEv
     if (needsFees && fees === null) [fees, endpoints] = await Promise.all([feesOf(deps, transaction), endpoints ?? deps.webhookEndpoints.listWebhookEndpoints(transaction.partnerId)]);
     const update = planPaymentUpdate(transaction, change, needsFees ? fees : null, now);
     if (update === undefined) {
-      logger.info('Processor event changes nothing', { event_type: event.type, status: transaction.status });
+      log.info('Processor event changes nothing', { event_type: event.type, status: transaction.status });
       return unchanged(transaction);
     }
     endpoints ??= await deps.webhookEndpoints.listWebhookEndpoints(transaction.partnerId);
     const outcome = await writeUpdate(deps, { id: event.id, type: event.type }, transaction, update, endpoints, now);
     if (outcome === 'applied') {
       countUpdate(transaction, update);
-      logReversalBeforeSuccess(transaction, change.kind);
-      logger.info('Transaction moved by processor event', { event_type: event.type, from: transaction.status, to: update.status, entries: update.entries.length });
+      logReversalBeforeSuccess(log, transaction, change.kind);
+      log.info('Transaction moved by processor event', { event_type: event.type, from: transaction.status, to: update.status, entries: update.entries.length });
       return { kind: 'transaction', svcTxId: transaction.svcTxId, status: update.status, moved: true };
     }
     const current = await deps.transactions.getTransaction(transaction.svcTxId);
@@ -172,9 +180,9 @@ export async function applyPaymentEvent(deps: PaymentEventDeps, event: PaymentEv
  * A refund or dispute of a payment that has not succeeded is money the processor reports before the payment it
  * reverses: recorded, and counted, so an alarm can bring a payment that never succeeds to an operator.
  */
-function logReversalBeforeSuccess(transaction: Transaction, kind: 'outcome' | 'refunds' | 'dispute') {
+function logReversalBeforeSuccess(log: Logger, transaction: Transaction, kind: 'outcome' | 'refunds' | 'dispute') {
   if (kind === 'outcome' || transaction.fees !== null) return;
-  logger.warn('Refund or dispute recorded before its payment succeeded', { status: transaction.status });
+  log.warn('Refund or dispute recorded before its payment succeeded', { status: transaction.status });
   countMetric('ReversalsBeforeSuccess');
 }
 

@@ -168,7 +168,8 @@ async function checkOne(deps: ReconciliationDeps, limits: ReconciliationLimits, 
   }
   const event = intent?.outcomeEvent;
   if (event !== undefined) {
-    const applied = await applyPaymentEvent(deps.paymentEvents, event, transaction);
+    // A logger of this check's own: the run's checks go at once, and the event path sets its keys on its logger.
+    const applied = await applyPaymentEvent({ ...deps.paymentEvents, log: logger.createChild() }, event, transaction);
     if (applied.moved) {
       if (givingUp && applied.status === 'abandoned') {
         logger.warn('Reconciliation gave up on a payment: its intent canceled at the processor', { svc_tx_id: transaction.svcTxId, since: state.since });

@@ -36,6 +36,12 @@ const DUE_TOLERANCE_MS = 500;
 /** An endpoint with its sealed secret and breaker, as the consumer reads it (`undefined`: deleted). */
 export interface EndpointStore {
   getWebhookEndpointWithSecret(partnerId: string, endpointId: string): Promise<{ endpoint: WebhookEndpoint; secret: SealedSecret; breaker: StoredBreaker } | undefined>;
+  /**
+   * For the waiting messages this process hands over at a cool-down's end: the first goes on to claim the probe
+   * (`true`: it is the one), and the others, until `until`, are deferred on it unread (`false`). Without it (a
+   * store with no cache), every one goes on to read.
+   */
+  firstToProbe?(partnerId: string, endpointId: string, now: number, until: number): boolean;
 }
 
 /** Endpoints' circuit breakers, kept on their items (conditional on the revision read). */
@@ -272,8 +278,18 @@ async function deferStillWaiting(deps: WebhookDeliveryDeps, message: Required<Pi
   if (now - Date.parse(waiting.createdAt) > MAX_BREAKER_WAIT_MS) return undefined;
   const found = await deps.endpoints.getWebhookEndpointWithSecret(message.partnerId, waiting.endpointId);
   if (found === undefined) return undefined;
-  const gate = admit(found.breaker.state, now, deps.breakerSettings);
-  if (gate.kind !== 'defer') return undefined;
+  const admitted = admit(found.breaker.state, now, deps.breakerSettings);
+  if (admitted.kind === 'attempt') return undefined;
+  // At a cool-down's end one waiting message of this process goes on to claim the probe; the others wait on it,
+  // as on a young probe, rather than each reading its delivery and racing for the probe's lease.
+  const youngProbeMs = deps.breakerSettings.youngProbeMs;
+  const gate =
+    admitted.kind === 'defer'
+      ? admitted
+      : deps.endpoints.firstToProbe?.(message.partnerId, waiting.endpointId, now, now + youngProbeMs) !== false
+        ? undefined
+        : { until: now + youngProbeMs, spreadMs: youngProbeMs / 2, reason: 'probing' as const };
+  if (gate === undefined) return undefined;
   const until = deferralEnd(deps, gate, now);
   if (until + DEFERRAL_MARGIN_MS > waiting.relayAfter) return undefined;
   await deps.queue.send(message, Math.ceil((until - now) / 1000));

@@ -366,3 +366,33 @@ describe('oldestDue', () => {
     expect(oldestDue(shards, 2)).toEqual({ items: [due('a', 50), due('b', 30)], more: true });
   });
 });
+
+describe('runReconciliation’s logging', () => {
+  it('leaves no transaction’s keys on the invocation’s logger: each check logs through a logger of its own', async () => {
+    const { logger } = await import('../../lib/observability');
+    const w = world([
+      { id: 'tx_log_a', shard: 0, changedMinutesAgo: 30, intent: 'succeeded' },
+      { id: 'tx_log_b', shard: 1, changedMinutesAgo: 30, intent: 'succeeded' },
+    ]);
+    const lines: Array<Record<string, unknown>> = [];
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((chunk: string | Uint8Array) => {
+      for (const line of String(chunk).split('\n').filter((text) => text.startsWith('{'))) lines.push(JSON.parse(line) as Record<string, unknown>);
+      return true;
+    }) as typeof process.stdout.write;
+    logger.setLogLevel('INFO');
+    try {
+      const report = await runReconciliation(w.deps, { ...LIMITS, concurrency: 2 });
+      logger.info('after the run');
+      expect(report.fixed).toBe(2);
+    } finally {
+      logger.setLogLevel('SILENT');
+      process.stdout.write = write;
+    }
+
+    // Each check's lines carry its own transaction; the invocation's logger carries none after the run
+    const moved = lines.filter((line) => line.message === 'Transaction moved by processor event');
+    expect(moved.map((line) => line.svc_tx_id).sort()).toEqual(['tx_log_a', 'tx_log_b']);
+    expect(lines.find((line) => line.message === 'after the run')).not.toHaveProperty('svc_tx_id');
+  });
+});
