@@ -45,6 +45,7 @@ const STEP_METRIC: Record<DeliveryStep['outcome'], string> = {
 const BREAKER_METRIC: Record<Exclude<BreakerChange, 'unchanged'>, string> = {
   opened: 'WebhookEndpointBreakerOpened',
   closed: 'WebhookEndpointBreakerClosed',
+  recovering: 'WebhookEndpointBreakerRecovering',
   'not-recorded': 'WebhookEndpointBreakerNotRecorded',
 };
 

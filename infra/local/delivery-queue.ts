@@ -148,10 +148,7 @@ export class LocalDeliveryQueue {
 
   /** Messages that could be received now (neither delayed nor in flight): 0 once the consumer has caught up. */
   visibleCount(): number {
-    const now = this.clock.now();
-    let visible = 0;
-    for (const message of this.messages.values()) if (message.visibleAt <= now) visible += 1;
-    return visible;
+    return this.stats().visible;
   }
 
   /**

@@ -38,7 +38,7 @@ export const toDelivery = (item: Record<string, unknown>): WebhookDelivery => ({
   lastError: (item.lastError as string | null | undefined) ?? null,
   nextAttemptAt: item.nextAttemptAt as number | undefined,
   leaseUntil: item.leaseUntil as number | undefined,
-  relayAfter: typeof item.gsi2sk === 'string' ? Date.parse(item.gsi2sk.slice(0, item.gsi2sk.indexOf('#'))) : undefined,
+  relayAfter: typeof item.gsi2sk === 'string' ? Date.parse(keys.outboxRelayAfter(item.gsi2sk)) : undefined,
   createdAt: item.createdAt as string,
   updatedAt: item.updatedAt as string,
 });

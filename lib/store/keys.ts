@@ -153,6 +153,8 @@ export const keys = {
    */
   outbox: 'OUTBOX',
   outboxIndex: (deliveryId: string, relayAfter: string): IndexKeys => ({ gsi2pk: keys.outbox, gsi2sk: `${relayAfter}#${deliveryId}` }),
+  /** The relay time (ISO 8601) an outbox sort key was built from. */
+  outboxRelayAfter: (sortKey: string): string => sortKey.slice(0, sortKey.indexOf('#')),
 
   auditEvent: (eventId: string): TableKey => ({ pk: `AUDIT#${eventId}`, sk: 'AUDIT' }),
   /** gsi1 partition of a partner's audit events; gsi2 partition of all audit events. */

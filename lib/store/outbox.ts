@@ -48,7 +48,7 @@ export async function* outboxEntries(upTo: string | undefined): AsyncGenerator<O
         deliveryId: item.id as string,
         partnerId: item.partnerId as string,
         sortKey,
-        relayAfter: sortKey.slice(0, sortKey.indexOf('#')),
+        relayAfter: keys.outboxRelayAfter(sortKey),
         attempts: item.attempts as number,
         nextAttemptAt: item.nextAttemptAt as number | undefined,
       };

@@ -7,7 +7,7 @@
  * was read, and every outcome is recorded together with its audit event in one transaction.
  */
 import { type AuditEvent, type AuditEventType, newAuditEvent } from '../domain/audit';
-import { admit, afterAttempt, type BreakerSettings, type BreakerState, startProbe, withoutProbe } from '../domain/endpoint-breaker';
+import { admit, afterAttempt, type BreakerSettings, type BreakerState, isClosed, startProbe, withoutProbe } from '../domain/endpoint-breaker';
 import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { isDelivered, MAX_DELIVERY_ATTEMPTS, retryDelayMs, type DeliveryStatus, type WebhookDelivery, type WebhookEndpoint } from '../domain/webhooks';
@@ -80,8 +80,11 @@ const QUEUE_DELAY_GRANULARITY_MS = 1_000;
  */
 export const MAX_BREAKER_WAIT_MS = 24 * 60 * 60_000;
 
-/** What the attempt did to its endpoint's breaker (for the consumer's metrics). */
-export type BreakerChange = 'opened' | 'closed' | 'unchanged' | 'not-recorded';
+/**
+ * What the attempt did to its endpoint's breaker (for the consumer's metrics): `recovering` is an answered probe of
+ * an endpoint that needs more in a row before it closes.
+ */
+export type BreakerChange = 'opened' | 'closed' | 'recovering' | 'unchanged' | 'not-recorded';
 
 /** What one message did, for the consumer's log line and for tests. */
 export type DeliveryStep =
@@ -317,7 +320,9 @@ async function recordOnBreaker(
       const probe = attempt.probe && breaker.state.probeStartedAt === read.state.probeStartedAt;
       const next = afterAttempt(breaker.state, { ...attempt, probe }, deps.now(), deps.breakerSettings);
       if (next === undefined) return 'unchanged';
-      if (await deps.breakers.putBreaker(delivery.partnerId, delivery.endpointId, next, breaker.revision)) return attempt.timedOut ? 'opened' : 'closed';
+      if (await deps.breakers.putBreaker(delivery.partnerId, delivery.endpointId, next, breaker.revision)) {
+        return attempt.timedOut ? 'opened' : isClosed(next) ? 'closed' : 'recovering';
+      }
       breaker = await deps.breakers.getBreaker(delivery.partnerId, delivery.endpointId);
     }
     return breaker === undefined ? 'unchanged' : 'not-recorded';

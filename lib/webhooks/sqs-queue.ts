@@ -35,7 +35,8 @@ export function sqsDeliveryQueue(client: SQSClient, queueUrl: string | undefined
       await client.send(
         new SendMessageCommand({
           QueueUrl: queueUrl,
-          MessageBody: JSON.stringify(message.waiting === undefined ? { deliveryId: message.deliveryId } : { deliveryId: message.deliveryId, waiting: message.waiting }),
+          // (JSON leaves `waiting` out when it is absent)
+          MessageBody: JSON.stringify({ deliveryId: message.deliveryId, waiting: message.waiting }),
           DelaySeconds: delaySeconds,
           // A standard queue with a group id on every message is an SQS fair queue: the partner is the tenant.
           MessageGroupId: message.partnerId,

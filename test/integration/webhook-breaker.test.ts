@@ -16,7 +16,7 @@ import type { WebhookDelivery } from '../../lib/domain/webhooks';
 import { putNewDelivery } from '../../lib/store/deliveries';
 import { documentClient, tableName } from '../../lib/store/dynamo';
 import { keys } from '../../lib/store/keys';
-import type { WebhookDeliveryDeps } from '../../lib/use-cases/webhook-deliveries';
+import { deliverWebhook, type WebhookDeliveryDeps } from '../../lib/use-cases/webhook-deliveries';
 import { createHttpSender, type WebhookSender } from '../../lib/webhooks/http-sender';
 import type { DeliveryMessage } from '../../lib/webhooks/queue';
 import { type PartnerCredentials, TestApi } from '../support/api';
@@ -94,6 +94,7 @@ function consumer(clock: { now: number }, send?: WebhookSender) {
   const handle = createHandler(deps);
   return {
     sent,
+    deps,
     readsOf: (deliveryId: string) => reads.get(deliveryId) ?? 0,
     consume: (...deliveries: WebhookDelivery[]) => handle(sqsEvent(deliveries.map((delivery) => ({ deliveryId: delivery.id, partnerId: delivery.partnerId }))), lambdaContext()),
     consumeMessages: (...messages: DeliveryMessage[]) => handle(sqsEvent(messages), lambdaContext()),
@@ -106,7 +107,7 @@ describe('an endpoint that stops answering', () => {
     const endpointId = await createEndpoint('/flaky');
     const [first, second, third] = [await newDelivery(endpointId), await newDelivery(endpointId), await newDelivery(endpointId)] as [WebhookDelivery, WebhookDelivery, WebhookDelivery];
     const clock = { now: Date.now() };
-    const { consume, consumeMessages, readsOf, sent } = consumer(clock);
+    const { consume, consumeMessages, readsOf, sent, deps } = consumer(clock);
 
     // Act: two of them in one batch
     expect(await consume(first, second)).toEqual({ batchItemFailures: [] });
@@ -146,7 +147,7 @@ describe('an endpoint that stops answering', () => {
     // Act: the endpoint recovers; after the cool-down the third goes as the probe
     receiver.behave('/flaky', { status: 200 });
     clock.now = openUntil + 2_500; // when its deferral ends
-    await consume(third);
+    expect(await deliverWebhook(deps, { deliveryId: third.id })).toMatchObject({ outcome: 'succeeded', probe: true, breaker: 'recovering' });
     expect(await stored(keys.webhookDelivery(third.id))).toMatchObject({ status: 'succeeded', attempts: 1 });
     // ... not closed yet: an endpoint that timed out needs 3 answered probes in a row
     expect((await stored(keys.webhookEndpoint(partner.partnerId, endpointId))).breaker).toMatchObject({ probesToClose: 2, probeUntil: 0 });
@@ -154,7 +155,7 @@ describe('an endpoint that stops answering', () => {
     // Act: the two others, one batch at a time, each the next probe (their retries are due)
     clock.now += 10_000;
     await consume(first);
-    await consume(second);
+    expect(await deliverWebhook(deps, { deliveryId: second.id })).toMatchObject({ outcome: 'succeeded', probe: true, breaker: 'closed' });
 
     // Assert: both delivered; the third answered probe closed the breaker
     expect(await stored(keys.webhookDelivery(first.id))).toMatchObject({ status: 'succeeded' });
