@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { addServiceStacks } from '../../infra/aws/service-stacks';
+import { consoleDistFixture } from '../support/console-dist';
 import { fallbackRoute, routes } from '../../infra/routes';
 import { BACKGROUND_TABLE_ACTIONS, QUERY_INDEXES, TABLE_QUERY, tableActionsOf } from '../../infra/table-grants';
 
@@ -17,7 +18,7 @@ let templates: Template[];
 beforeAll(() => {
   // The grants do not depend on the code: no bundling (the other infra tests build every bundle).
   const app = new App({ context: { stage: 'dev', 'aws:cdk:bundling-stacks': [] } });
-  const stacks = addServiceStacks(app);
+  const stacks = addServiceStacks(app, { consoleDist: consoleDistFixture() });
   templates = [stacks.api, stacks.delivery, stacks.settlement, stacks.reconciliation].map((stack) => Template.fromStack(stack));
 }, 120_000);
 
