@@ -1,7 +1,8 @@
 /**
  * The partner webhook delivery consumer: an SQS handler (in AWS the delivery queue's event source, with
  * `reportBatchItemFailures`; locally the runtime's queue calls it with the same SQS-shaped events). Each
- * message `{ "deliveryId": "dlv_…" }` makes at most one attempt of its delivery (`deliverWebhook`).
+ * message `{ "deliveryId": "dlv_…" }` makes at most one attempt of its delivery (`deliverWebhook`); a message
+ * `{ "wake": "whe_…" }` wakes the deliveries parked on that endpoint that it can take now (`wakeEndpoint`).
  *
  * Powertools' batch processor runs the records of a batch in parallel and answers the ids of those that threw
  * (`batchItemFailures`), so only they are received again, after the visibility timeout, and dead-lettered
@@ -21,13 +22,13 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import * as z from 'zod';
 import { webhookDeliveryDeps } from '../lib/adapters/webhook-deliveries';
 import { countMetric, logger, metricsMiddleware, tracer } from '../lib/observability';
-import { type BreakerChange, deliverWebhook, type DeliveryStep, type WebhookDeliveryDeps } from '../lib/use-cases/webhook-deliveries';
+import { type BreakerChange, deliverWebhook, type DeliveryStep, type WakeStep, wakeEndpoint, type WebhookDeliveryDeps } from '../lib/use-cases/webhook-deliveries';
 
-/** The message body (lib/webhooks/queue.ts). */
-const DeliveryMessage = z.object({
-  deliveryId: z.string().regex(/^dlv_[0-9a-z]{1,64}$/),
-  waiting: z.object({ endpointId: z.string().min(1).max(100), createdAt: z.iso.datetime(), relayAfter: z.number().int().nonnegative() }).optional(),
-});
+/** The message body (lib/webhooks/queue.ts): a delivery to look at, or an endpoint whose parked deliveries to wake. */
+const QueueMessageBody = z.union([
+  z.object({ deliveryId: z.string().regex(/^dlv_[0-9a-z]{1,64}$/) }),
+  z.object({ wake: z.string().regex(/^whe_[0-9a-z]{1,64}$/) }),
+]);
 
 /** One metric per outcome (CloudWatch names): `WebhookDeliveriesSucceeded`, `WebhookDeliveriesRetryScheduled` ... */
 const STEP_METRIC: Record<DeliveryStep['outcome'], string> = {
@@ -35,7 +36,7 @@ const STEP_METRIC: Record<DeliveryStep['outcome'], string> = {
   finished: 'AlreadyFinished',
   'not-due': 'NotDue',
   superseded: 'Superseded',
-  deferred: 'Deferred',
+  parked: 'Parked',
   succeeded: 'Succeeded',
   'retry-scheduled': 'RetryScheduled',
   failed: 'Failed',
@@ -46,6 +47,8 @@ const BREAKER_METRIC: Record<Exclude<BreakerChange, 'unchanged'>, string> = {
   opened: 'WebhookEndpointBreakerOpened',
   closed: 'WebhookEndpointBreakerClosed',
   recovering: 'WebhookEndpointBreakerRecovering',
+  slow: 'WebhookEndpointSlow',
+  fast: 'WebhookEndpointFast',
   'not-recorded': 'WebhookEndpointBreakerNotRecorded',
 };
 
@@ -53,20 +56,23 @@ class UnreadableMessageError extends Error {
   override readonly name = 'UnreadableMessageError';
 }
 
-async function processRecord(deps: WebhookDeliveryDeps, record: SQSRecord): Promise<DeliveryStep> {
+async function processRecord(deps: WebhookDeliveryDeps, record: SQSRecord): Promise<DeliveryStep | WakeStep> {
   let body: unknown;
   try {
     body = JSON.parse(record.body);
   } catch {
     body = undefined;
   }
-  const message = DeliveryMessage.safeParse(body);
-  if (!message.success) throw new UnreadableMessageError(`Message ${record.messageId} is not a delivery message`);
-  const { deliveryId, waiting } = message.data;
+  const message = QueueMessageBody.safeParse(body);
   const partnerId = record.attributes.MessageGroupId;
+  if (!message.success || ('wake' in message.data && partnerId === undefined)) {
+    throw new UnreadableMessageError(`Message ${record.messageId} is not a delivery or wake message`);
+  }
+  if ('wake' in message.data) return wakeRecord(deps, record, { partnerId: partnerId as string, endpointId: message.data.wake });
+  const { deliveryId } = message.data;
   const recordLogger = logger.createChild();
   try {
-    const step = await deliverWebhook(withDeliveryLogKeys(deps, recordLogger), { deliveryId, ...(partnerId !== undefined && waiting !== undefined ? { partnerId, waiting } : {}) });
+    const step = await deliverWebhook(withDeliveryLogKeys(deps, recordLogger), { deliveryId });
     recordLogger.info('Webhook delivery message handled', { deliveryId, messageId: record.messageId, ...step });
     countMetric(`WebhookDeliveries${STEP_METRIC[step.outcome]}`);
     if ('breaker' in step && step.breaker !== undefined && step.breaker !== 'unchanged') countMetric(BREAKER_METRIC[step.breaker]);
@@ -78,6 +84,21 @@ async function processRecord(deps: WebhookDeliveryDeps, record: SQSRecord): Prom
       receiveCount: record.attributes.ApproximateReceiveCount,
       error: error as Error,
     });
+    countMetric('WebhookDeliveryErrors');
+    throw error;
+  }
+}
+
+/** A wake message: `WebhookDeliveriesWoken` counts the deliveries it sent on. */
+async function wakeRecord(deps: WebhookDeliveryDeps, record: SQSRecord, wake: { partnerId: string; endpointId: string }): Promise<WakeStep> {
+  const recordLogger = logger.createChild({ persistentKeys: { partner_id: wake.partnerId } });
+  try {
+    const step = await wakeEndpoint(deps, wake);
+    recordLogger.info('Webhook endpoint wake handled', { endpointId: wake.endpointId, messageId: record.messageId, ...step });
+    if (step.outcome === 'woken') countMetric('WebhookDeliveriesWoken', step.woken);
+    return step;
+  } catch (error) {
+    recordLogger.error('Webhook endpoint wake failed; it will be received again', { endpointId: wake.endpointId, messageId: record.messageId, error: error as Error });
     countMetric('WebhookDeliveryErrors');
     throw error;
   }

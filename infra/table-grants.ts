@@ -35,8 +35,11 @@ export type TableAccess = keyof typeof TABLE_ACCESS;
 export const BACKGROUND_TABLE_ACTIONS = {
   'outbox-relay': [],
   'outbox-sweep': ['Query', 'UpdateItem'],
-  /** Reads the delivery and its endpoint, claims and records attempts (an update and an audit put, in one transaction). */
-  'webhook-delivery': ['GetItem', 'PutItem', 'UpdateItem'],
+  /**
+   * Reads the delivery and its endpoint, claims and records attempts (an update and an audit put, in one transaction),
+   * parks deliveries and queries the parked index to wake them.
+   */
+  'webhook-delivery': ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
   /** As `POST /settlements/run`: queries the settlement index and writes each batch with its flips in one transaction. */
   'settlement-scheduled': TABLE_ACCESS.items,
   /**
@@ -59,8 +62,8 @@ export const QUERY_INDEXES: Readonly<Record<string, readonly string[]>> = {
   'outbox-sweep': ['gsi2'],
   /** The reconciliation index, and the table for a partner's webhook endpoints (under its partner's key). */
   'reconciliation-scheduled': [TABLE_QUERY, 'gsi4'],
-  /** None: it reads and writes items by key only, so its role names the table's ARN and no index. */
-  'webhook-delivery': [],
+  /** The parked-deliveries index only (items it reads and writes by key). */
+  'webhook-delivery': ['gsi4'],
 };
 
 /** The indexes function `name` may query, or undefined for the table and every index. */

@@ -1,17 +1,14 @@
 /**
  * The delivery consumer's view of webhook endpoints, cached for a second per process (one Lambda container, or
- * the local runtime). Every attempt and every deferral needs its endpoint's item (URL, sealed secret, breaker),
+ * the local runtime). Every attempt and every park needs its endpoint's item (URL, sealed secret, breaker),
  * and one partner's traffic to one endpoint is one item: read for each message, thousands a second would pass a
  * partition's 3,000 reads (decisions.md §11). Cached, a container reads it at most once a second.
  *
- * It also lets one waiting message per process go on to claim an endpoint's probe at a cool-down's end, while the
- * others it hands over meanwhile wait on that probe unread (`firstToProbe`), instead of each reading its delivery
- * and racing for the probe's lease.
- *
- * What a second of staleness can do: defer a delivery on a breaker that has just closed (it comes back after the
- * cool-down), or attempt one more delivery to an endpoint deleted less than a second ago. It never lets two probes
- * run: a probe is claimed by a write conditional on the breaker's revision, and this process's own breaker
- * writes update the cache (a lost write drops the entry, so the next look reads afresh).
+ * What a second of staleness can do: park a delivery on a breaker that has just closed (the wake the close sends takes
+ * it out again), attempt freely an endpoint whose breaker another process opened, or found slow, less than a second
+ * ago, or attempt one more delivery to an endpoint deleted less than a second ago. It never lets more attempts run
+ * under leases than the breaker allows: a lease is taken by a write conditional on the breaker's revision, and this
+ * process's own breaker writes update the cache (a lost write drops the entry, so the next look reads afresh).
  */
 import type { BreakerState } from '../domain/endpoint-breaker';
 import type { StoredBreaker } from '../store/webhook-endpoints';
@@ -27,8 +24,6 @@ export function cachedEndpoints(
   clock: () => number = Date.now,
 ): { endpoints: EndpointStore; breakers: BreakerStore } {
   const cache = new Map<string, { found: Found; readAt: number }>();
-  /** Endpoints a waiting message of this process has gone on to probe, until when the others wait on it. */
-  const probing = new Map<string, number>();
   const keyOf = (partnerId: string, endpointId: string) => `${partnerId}/${endpointId}`;
   const withBreaker = (key: string, breaker: StoredBreaker | undefined) => {
     const entry = cache.get(key);
@@ -45,12 +40,6 @@ export function cachedEndpoints(
         const found = await endpoints.getWebhookEndpointWithSecret(partnerId, endpointId);
         cache.set(key, { found, readAt: clock() });
         return found;
-      },
-      firstToProbe(partnerId, endpointId, now, until) {
-        const key = keyOf(partnerId, endpointId);
-        if ((probing.get(key) ?? 0) > now) return false;
-        probing.set(key, until);
-        return true;
       },
     },
     breakers: {

@@ -89,6 +89,8 @@ export interface WebhookDelivery {
   leaseUntil?: number | undefined;
   /** Epoch ms: while pending, when the outbox sweep would send it again (its outbox sort key), as read. */
   relayAfter?: number | undefined;
+  /** While pending: it waits, parked, for its endpoint to take it (woken by the consumer), as read. */
+  parked?: boolean | undefined;
   createdAt: string;
   updatedAt: string;
 }

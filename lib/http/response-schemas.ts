@@ -249,13 +249,13 @@ export const WebhookEndpoint = z
     events: z.array(z.enum(PARTNER_EVENTS)),
     circuit: z
       .strictObject({
-        state: z.enum(['closed', 'probing', 'open']).meta({
+        state: z.enum(['closed', 'slow', 'probing', 'open']).meta({
           description:
-            'closed: deliveries go out freely; probing: one attempt at a time (a new endpoint, or one recovering from timeouts); open: nothing is sent until open_until, after the endpoint timed out',
+            'closed: deliveries go out freely; slow: it answers, slowly (1 s or more), so two attempts at a time; probing: one attempt at a time (a new endpoint, or one recovering from timeouts); open: nothing is sent until open_until, after the endpoint timed out',
         }),
         open_until: instant.nullable(),
       })
-      .meta({ description: "The endpoint's circuit breaker (docs/webhooks.md: Slow endpoints). While it is not closed, the endpoint's deliveries wait, pending, with their attempts unchanged" }),
+      .meta({ description: "The endpoint's circuit breaker (docs/webhooks.md: Slow endpoints). While it cannot take them, the endpoint's deliveries wait, pending, with their attempts unchanged" }),
     created_at: instant,
   })
   .meta({ id: 'WebhookEndpoint' });

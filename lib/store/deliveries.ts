@@ -2,14 +2,14 @@
  * Partner webhook deliveries (decisions.md §2, §8): one item per (partner event, endpoint), listed per partner
  * (gsi1), and in the outbox (gsi2 `OUTBOX`, sparse) while pending: see `keys.outboxIndex`.
  */
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditEvent } from '../domain/audit';
 import { errors } from '../domain/errors';
 import type { DeliveryStatus, PartnerEvent, WebhookDelivery } from '../domain/webhooks';
 import { putAuditEvent } from './audit-events';
 import { failedConditions, writeIfCondition } from './conditions';
 import { documentClient, tableName } from './dynamo';
-import { keys } from './keys';
+import { keys, PARKED_SHARDS } from './keys';
 import { transactWrite } from './transact';
 import { type Page, queryPage, statusFilter } from './paging';
 
@@ -17,12 +17,13 @@ import { type Page, queryPage, statusFilter } from './paging';
 export const OUTBOX_GRACE_MS = 30_000;
 
 /**
- * A deferral ending this much before the delivery's outbox key needs no write (see `deferDelivery`): enough that a
- * queue running behind still hands the message over before the sweep would send the delivery again.
+ * How long a parked delivery waits, at most, before the sweep sends it again should nothing wake it (a wake lost with
+ * a consumer that stopped): 15 to 30 minutes past its park (jittered, so the deliveries parked together do not come
+ * back together). It is then looked at again, and parked again while its endpoint still cannot take it.
  */
-export const DEFERRAL_MARGIN_MS = 5 * 60_000;
-/** How far past a deferral its outbox key is parked, so the deferrals after it within this time write nothing. */
-const DEFERRAL_PARK_MS = 60 * 60_000;
+const PARK_MS = 15 * 60_000;
+/** A parked delivery looked at again needs no write while its outbox key is at least this far ahead. */
+const PARK_MARGIN_MS = 5 * 60_000;
 
 export const toDelivery = (item: Record<string, unknown>): WebhookDelivery => ({
   id: item.id as string,
@@ -39,6 +40,7 @@ export const toDelivery = (item: Record<string, unknown>): WebhookDelivery => ({
   nextAttemptAt: item.nextAttemptAt as number | undefined,
   leaseUntil: item.leaseUntil as number | undefined,
   relayAfter: typeof item.gsi2sk === 'string' ? Date.parse(keys.outboxRelayAfter(item.gsi2sk)) : undefined,
+  parked: typeof item.gsi4pk === 'string',
   createdAt: item.createdAt as string,
   updatedAt: item.updatedAt as string,
 });
@@ -114,7 +116,7 @@ export async function claimAttempt(
       new UpdateCommand({
         TableName: tableName,
         Key: keys.webhookDelivery(delivery.id),
-        UpdateExpression: 'SET attempts = attempts + :one, leaseUntil = :leaseUntil, updatedAt = :updatedAt, gsi2pk = :outboxPk, gsi2sk = :outboxSk',
+        UpdateExpression: 'SET attempts = attempts + :one, leaseUntil = :leaseUntil, updatedAt = :updatedAt, gsi2pk = :outboxPk, gsi2sk = :outboxSk REMOVE gsi4pk, gsi4sk',
         ConditionExpression: `${pendingCondition} AND ${leaseFree} AND (attribute_not_exists(nextAttemptAt) OR nextAttemptAt <= :dueBy)`,
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
@@ -134,45 +136,83 @@ export async function claimAttempt(
 }
 
 /**
- * Defers a pending delivery that no attempt is running on until `until` (its endpoint's breaker is open, or a
- * probe of it is running): its attempt count unchanged, its next attempt not due before then. Its outbox sort key
- * is parked {@link DEFERRAL_PARK_MS} past `until`, so the sweep leaves it alone while the queue's delayed messages
- * carry it, and the deferrals that follow within that hour write nothing. Conditional on the delivery being as
- * read (still pending at `attempts`, no lease running).
+ * Parks a pending delivery that no attempt is running on: its endpoint cannot take it now (its breaker open, or
+ * every lease of a slow endpoint taken). It enters the endpoint's parked index, where the consumer finds it to wake
+ * it, and its outbox sort key moves to `until` plus {@link PARK_MS} (jittered), so the sweep sends it again only if
+ * nothing wakes it: its attempt count unchanged, no queue message. Conditional on the delivery being as read (still
+ * pending at `attempts`, no lease running).
  *
- * Answers the outbox relay time in force after the deferral (epoch ms), or `undefined` when an attempt is
- * running on it (its consumer schedules what follows) or it moved since it was read: the caller sends nothing. A
- * deferral that ends {@link DEFERRAL_MARGIN_MS} before the outbox key as read writes nothing.
+ * `true` once it is parked (already parked with an outbox key ahead of `until`: no write), `false` when an attempt
+ * is running on it (its consumer schedules what follows) or it moved since it was read.
  */
-export async function deferDelivery(
-  delivery: Pick<WebhookDelivery, 'id' | 'attempts' | 'leaseUntil' | 'relayAfter'>,
-  at: { now: number; until: number },
-): Promise<number | undefined> {
-  if ((delivery.leaseUntil ?? 0) > at.now) return undefined;
-  if (delivery.relayAfter !== undefined && at.until + DEFERRAL_MARGIN_MS <= delivery.relayAfter) return delivery.relayAfter;
-  const parkedUntil = at.until + DEFERRAL_PARK_MS;
-  const outbox = outboxAfter(delivery.id, parkedUntil);
-  const written = await writeIfCondition(
+export async function parkDelivery(
+  delivery: Pick<WebhookDelivery, 'id' | 'endpointId' | 'createdAt' | 'attempts' | 'leaseUntil' | 'relayAfter' | 'parked'>,
+  at: { now: number; until: number; jitter: number },
+): Promise<boolean> {
+  if ((delivery.leaseUntil ?? 0) > at.now) return false;
+  if (delivery.parked === true && delivery.relayAfter !== undefined && at.until + PARK_MARGIN_MS <= delivery.relayAfter) return true;
+  const outbox = outboxAfter(delivery.id, Math.max(at.now, at.until) + Math.round(PARK_MS * (1 + at.jitter)));
+  const parked = keys.parkedIndex(delivery.endpointId, delivery.id, delivery.createdAt);
+  return writeIfCondition(
     documentClient.send(
       new UpdateCommand({
         TableName: tableName,
         Key: keys.webhookDelivery(delivery.id),
-        UpdateExpression: 'SET nextAttemptAt = :until, updatedAt = :updatedAt, gsi2pk = :outboxPk, gsi2sk = :outboxSk',
+        UpdateExpression: 'SET updatedAt = :updatedAt, gsi2pk = :outboxPk, gsi2sk = :outboxSk, gsi4pk = :parkedPk, gsi4sk = :parkedSk',
         ConditionExpression: `${pendingCondition} AND ${leaseFree}`,
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':pending': 'pending',
           ':attempts': delivery.attempts,
           ':now': at.now,
-          ':until': at.until,
           ':updatedAt': new Date(at.now).toISOString(),
           ':outboxPk': outbox.gsi2pk,
           ':outboxSk': outbox.gsi2sk,
+          ':parkedPk': parked.gsi4pk,
+          ':parkedSk': parked.gsi4sk,
         },
       }),
     ),
   );
-  return written ? parkedUntil + OUTBOX_GRACE_MS : undefined;
+}
+
+/** The ids of up to `limit` deliveries parked on an endpoint, longest-waiting first (the index: eventually consistent). */
+export async function parkedDeliveries(endpointId: string, limit: number): Promise<string[]> {
+  const shards = await Promise.all(
+    Array.from({ length: PARKED_SHARDS }, async (_, shard) => {
+      const { Items } = await documentClient.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: 'gsi4',
+          KeyConditionExpression: 'gsi4pk = :parked',
+          ExpressionAttributeValues: { ':parked': keys.parkedPartition(endpointId, shard) },
+          Limit: limit,
+        }),
+      );
+      return (Items ?? []).map((item) => item.gsi4sk as string);
+    }),
+  );
+  return shards.flat().sort().slice(0, limit).map(keys.parkedDeliveryId);
+}
+
+/**
+ * Takes a delivery out of its endpoint's parked index, if it is still there and pending: `true` for the one caller
+ * that did (it then sends the delivery's message), so two consumers waking the same endpoint wake a delivery once.
+ * Its outbox key stays ahead: a wake message lost on the way is made good by the sweep.
+ */
+export function unparkDelivery(deliveryId: string, endpointId: string): Promise<boolean> {
+  return writeIfCondition(
+    documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.webhookDelivery(deliveryId),
+        UpdateExpression: 'REMOVE gsi4pk, gsi4sk',
+        ConditionExpression: '#status = :pending AND begins_with(gsi4pk, :parked)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':pending': 'pending', ':parked': keys.parkedPrefix(endpointId) },
+      }),
+    ),
+  );
 }
 
 /** What became of a claimed attempt (or of a delivery that cannot be attempted at all). */
@@ -210,7 +250,7 @@ export async function recordAttempt(
     set.push('nextAttemptAt = :nextAttemptAt', 'gsi2pk = :outboxPk', 'gsi2sk = :outboxSk');
     Object.assign(values, { ':nextAttemptAt': record.nextAttemptAt, ':outboxPk': outbox.gsi2pk, ':outboxSk': outbox.gsi2sk });
   } else {
-    remove.push('nextAttemptAt', 'gsi2pk', 'gsi2sk');
+    remove.push('nextAttemptAt', 'gsi2pk', 'gsi2sk', 'gsi4pk', 'gsi4sk');
   }
   if (at.withoutLease === true) values[':now'] = at.now;
   const update = {

@@ -24,15 +24,25 @@ const timeOrdered = (createdAt: string, id: string) => `${createdAt}#${id}`;
  */
 export const RECONCILIATION_SHARDS = 64;
 
-/** The shard of a transaction: FNV-1a of its `svc_tx_id`, so a transaction keeps its shard for life. */
-export function reconciliationShardOf(svcTxId: string): number {
+/** The shard of `id` among `shards`: FNV-1a of the id, so an item keeps its shard for life. */
+function shardOf(id: string, shards: number): number {
   let hash = 0x811c9dc5;
-  for (let i = 0; i < svcTxId.length; i++) {
-    hash ^= svcTxId.charCodeAt(i);
+  for (let i = 0; i < id.length; i++) {
+    hash ^= id.charCodeAt(i);
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
-  return hash % RECONCILIATION_SHARDS;
+  return hash % shards;
 }
+
+/** The reconciliation shard of a transaction, by its `svc_tx_id`. */
+export const reconciliationShardOf = (svcTxId: string): number => shardOf(svcTxId, RECONCILIATION_SHARDS);
+
+/**
+ * The parked-deliveries index's shard count per endpoint. A delivery is parked once while its endpoint cannot take
+ * it (and again after each hour it waits): one partner's 3,000 payments a second to a dead endpoint make 3,000 parks
+ * a second, 375 per shard, under half a partition's 1,000 writes (decisions.md §11).
+ */
+export const PARKED_SHARDS = 8;
 
 export const keys = {
   partner: (partnerId: string): TableKey => ({ pk: `PARTNER#${partnerId}`, sk: 'PROFILE' }),
@@ -138,6 +148,19 @@ export const keys = {
   }),
   webhookEndpointPrefix: (partnerId: string) => ({ pk: `PARTNER#${partnerId}`, skPrefix: 'WEBHOOK_ENDPOINT#' }),
   webhookDelivery: (deliveryId: string): TableKey => ({ pk: `DELIVERY#${deliveryId}`, sk: 'DELIVERY' }),
+  /**
+   * Sparse parked-deliveries index (gsi4, keys only): present only while a delivery waits for its endpoint to take
+   * it (its breaker open, or every lease of a slow endpoint taken), oldest first within each of the endpoint's
+   * {@link PARKED_SHARDS} shards, so the consumer wakes the longest-waiting first.
+   */
+  parkedPrefix: (endpointId: string) => `PARKED#${endpointId}#`,
+  parkedPartition: (endpointId: string, shard: number) => `${keys.parkedPrefix(endpointId)}${shard}`,
+  parkedIndex: (endpointId: string, deliveryId: string, createdAt: string): IndexKeys => ({
+    gsi4pk: keys.parkedPartition(endpointId, shardOf(deliveryId, PARKED_SHARDS)),
+    gsi4sk: timeOrdered(createdAt, deliveryId),
+  }),
+  /** The delivery id a parked sort key ends with. */
+  parkedDeliveryId: (gsi4sk: string) => gsi4sk.slice(gsi4sk.lastIndexOf('#') + 1),
   /** The gsi1 partition holding a partner's deliveries. */
   deliveriesOf: (partnerId: string) => `DELIVERIES#${partnerId}`,
   webhookDeliveryIndex: (partnerId: string, deliveryId: string, createdAt: string): IndexKeys => ({

@@ -95,10 +95,19 @@ export interface StoredBreaker {
   revision: number;
 }
 
+/** A breaker as stored: the fields of {@link BreakerState}, or those a breaker written before leases had (a probe's). */
+type StoredBreakerState = Partial<BreakerState> & { probeUntil?: number };
+
+/** A stored breaker's state; one written before leases counts its running probe (`probeUntil`) as its one lease. */
+function storedBreakerState({ probeUntil, ...stored }: StoredBreakerState): BreakerState {
+  const { answeredAt, openUntil, cooldownMs, probesToClose, slow, leases } = { ...NEW_ENDPOINT_BREAKER, ...stored };
+  return { answeredAt, openUntil, cooldownMs, probesToClose, slow, leases: stored.leases ?? (probeUntil !== undefined && probeUntil > 0 ? [probeUntil] : leases) };
+}
+
 /** An item without a breaker is an endpoint created before breakers were kept: closed. */
 function toStoredBreaker(item: Record<string, unknown>): StoredBreaker {
   return {
-    state: item.breaker === undefined ? LEGACY_ENDPOINT_BREAKER : { ...NEW_ENDPOINT_BREAKER, ...(item.breaker as Partial<BreakerState>) },
+    state: item.breaker === undefined ? LEGACY_ENDPOINT_BREAKER : storedBreakerState(item.breaker as StoredBreakerState),
     revision: (item.breakerRevision as number | undefined) ?? 0,
   };
 }

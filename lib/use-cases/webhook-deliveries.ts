@@ -7,19 +7,29 @@
  * was read, and every outcome is recorded together with its audit event in one transaction.
  */
 import { type AuditEvent, type AuditEventType, newAuditEvent } from '../domain/audit';
-import { admit, afterAttempt, type BreakerSettings, type BreakerState, isClosed, startProbe, withoutProbe } from '../domain/endpoint-breaker';
+import {
+  admit,
+  afterAttempt,
+  type AttemptOutcome,
+  type BreakerSettings,
+  type BreakerState,
+  freeCapacityOf,
+  giveBackLease,
+  isClosed,
+  SLOW_ANSWER_MS,
+  takeLease,
+} from '../domain/endpoint-breaker';
 import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { isDelivered, MAX_DELIVERY_ATTEMPTS, retryDelayMs, type DeliveryStatus, type WebhookDelivery, type WebhookEndpoint } from '../domain/webhooks';
 import type { SealedSecret } from '../secrets/secret-box';
 import * as deliveries from '../store/deliveries';
-import { DEFERRAL_MARGIN_MS } from '../store/deliveries';
 import type { Page } from '../store/paging';
 import * as partners from '../store/partners';
 import * as webhookEndpoints from '../store/webhook-endpoints';
 import type { StoredBreaker } from '../store/webhook-endpoints';
 import type { WebhookSender } from '../webhooks/http-sender';
-import { type DeliveryMessage, type DeliveryQueue, MAX_DELAY_SECONDS, type WaitingDelivery } from '../webhooks/queue';
+import { type DeliveryQueue, MAX_DELAY_SECONDS } from '../webhooks/queue';
 import { webhookHeaders } from '../webhooks/signing';
 
 /**
@@ -36,12 +46,6 @@ const DUE_TOLERANCE_MS = 500;
 /** An endpoint with its sealed secret and breaker, as the consumer reads it (`undefined`: deleted). */
 export interface EndpointStore {
   getWebhookEndpointWithSecret(partnerId: string, endpointId: string): Promise<{ endpoint: WebhookEndpoint; secret: SealedSecret; breaker: StoredBreaker } | undefined>;
-  /**
-   * For the waiting messages this process hands over at a cool-down's end: the first goes on to claim the probe
-   * (`true`: it is the one), and the others, until `until`, are deferred on it unread (`false`). Without it (a
-   * store with no cache), every one goes on to read.
-   */
-  firstToProbe?(partnerId: string, endpointId: string, now: number, until: number): boolean;
 }
 
 /** Endpoints' circuit breakers, kept on their items (conditional on the revision read). */
@@ -52,7 +56,7 @@ export interface BreakerStore {
 
 /** The adapters of the consumer, wired in `lib/adapters/`; tests build variants (fake queue, short timeout, clock). */
 export interface WebhookDeliveryDeps {
-  deliveries: Pick<typeof deliveries, 'getDelivery' | 'claimAttempt' | 'recordAttempt' | 'deferDelivery'>;
+  deliveries: Pick<typeof deliveries, 'getDelivery' | 'claimAttempt' | 'recordAttempt' | 'parkDelivery' | 'parkedDeliveries' | 'unparkDelivery'>;
   endpoints: EndpointStore;
   breakers: BreakerStore;
   /** The breakers' timings (`breakerSettings` of the sender's timeout). */
@@ -65,7 +69,7 @@ export interface WebhookDeliveryDeps {
   retryBaseMs: number;
   /** Epoch milliseconds. */
   now: () => number;
-  /** Uniform in [0, 1): the backoff's jitter. */
+  /** Uniform in [0, 1): the backoff's and the park's jitter. */
   random: () => number;
   /** Waits `ms` (the part of a backoff the queue's whole-second delay cannot express). */
   sleep: (ms: number) => Promise<void>;
@@ -82,23 +86,24 @@ export const MAX_BREAKER_WAIT_MS = 24 * 60 * 60_000;
 
 /**
  * What the attempt did to its endpoint's breaker (for the consumer's metrics): `recovering` is an answered probe of
- * an endpoint that needs more in a row before it closes.
+ * an endpoint that needs more in a row before it closes; `slow` and `fast`, a closed endpoint's answers crossing
+ * {@link SLOW_ANSWER_MS}.
  */
-export type BreakerChange = 'opened' | 'closed' | 'recovering' | 'unchanged' | 'not-recorded';
+export type BreakerChange = 'opened' | 'closed' | 'recovering' | 'slow' | 'fast' | 'unchanged' | 'not-recorded';
 
 /** What one message did, for the consumer's log line and for tests. */
 export type DeliveryStep =
   | { outcome: 'unknown' | 'finished' | 'not-due' | 'superseded' }
-  /** `read`: whether the delivery's item was read (a message that deferred it before may defer it again unread). */
-  | { outcome: 'deferred'; reason: 'open' | 'probing'; until: number; read: boolean }
+  /** Parked on its endpoint: `open` until `until`, or `busy` (every lease taken). */
+  | { outcome: 'parked'; reason: 'open' | 'busy'; until: number }
   | { outcome: 'succeeded'; attempt: number; httpStatus: number; probe: boolean; breaker: BreakerChange }
   | { outcome: 'retry-scheduled'; attempt: number; httpStatus: number | null; delaySeconds: number; enqueued: boolean; probe: boolean; breaker: BreakerChange }
   | { outcome: 'failed'; attempt: number; httpStatus: number | null; error: string; probe?: boolean; breaker?: BreakerChange };
 
-/** The breaker's say on this message: attempt (as the probe, or freely), or defer. */
+/** The breaker's say on this message: attempt (under a lease, or freely), or park. */
 type Gate =
-  | { kind: 'attempt'; probe: boolean; breaker: StoredBreaker }
-  | { kind: 'defer'; until: number; spreadMs: number; reason: 'open' | 'probing' };
+  | { kind: 'attempt'; probe: boolean; lease?: number; breaker: StoredBreaker }
+  | { kind: 'park'; reason: 'open' | 'busy'; until: number };
 
 const auditOf = (delivery: WebhookDelivery, type: AuditEventType, at: number, details: AuditEvent['details']): AuditEvent =>
   newAuditEvent(
@@ -121,29 +126,28 @@ const answerError = (httpStatus: number) =>
  * 1. read the delivery (strongly consistent); unknown or finished: nothing to do (the message is acknowledged);
  * 2. a delivery that cannot be attempted is failed at once, with its audit event (atomic): its endpoint was
  *    deleted, or its last attempt was claimed but never reported back (the consumer stopped mid-attempt);
- * 3. ask the endpoint's circuit breaker (lib/domain/endpoint-breaker.ts): closed, go on; probing with no probe
- *    running, go on as the probe if this consumer wins the probe's lease (a conditional write); open, or a
- *    probe running: defer the delivery (attempt count unchanged, next attempt due later, a delayed message),
- *    and stop; a delivery that has waited on the breaker for {@link MAX_BREAKER_WAIT_MS} is failed instead;
+ * 3. ask the endpoint's breaker (lib/domain/endpoint-breaker.ts): closed and fast, go on; a lease free (a probe, or
+ *    an attempt to a slow endpoint), go on if this consumer wins it (a conditional write); open, or every lease
+ *    taken: park the delivery (attempt count unchanged, no message: it is woken when the endpoint can take it,
+ *    {@link wakeEndpoint}), and stop; a delivery that has waited on the breaker for {@link MAX_BREAKER_WAIT_MS} is
+ *    failed instead;
  * 4. open the endpoint's secret (before claiming, so an unavailable key costs no attempt);
  * 5. claim the next attempt (atomic, conditional: still pending, no attempt claimed since step 1, no lease
- *    running, backoff over); if another consumer has it or the message is early, stop here (giving back a
- *    probe's lease);
+ *    running, backoff over); if another consumer has it or the message is early, stop here (giving back the
+ *    endpoint's lease);
  * 6. POST the signed body (the URL is checked again, its resolved addresses pinned);
  * 7. record the outcome and its audit event (one transaction, conditional on this attempt being the current
  *    one): 2xx → succeeded; else failed after the last attempt, or pending with the next attempt's due time;
- *    then the breaker's new state (an answer closes it, a timeout opens it: conditional on its revision, read
- *    again on a conflict; a failure to write it is reported in the step, not thrown, as the attempt is recorded);
+ *    then the breaker's new state (the lease given back; an answer closes it or marks it slow or fast, a timeout
+ *    opens it: conditional on its revision, read again on a conflict; a failure to write it is reported in the
+ *    step, not thrown, as the attempt is recorded), and a wake message for the endpoint's parked deliveries when
+ *    it can take more (at once), or once its cool-down ends (delayed);
  * 8. schedule the next attempt: a queue message delayed by the backoff in whole seconds, rounded down (the
  *    consumer waits out the rest before step 5, so the backoff is exact). Were this process to stop between 7
  *    and 8, the outbox relay's sweep finds the delivery once that message is overdue and enqueues it again.
  * Errors of the table, the key or the queue are thrown: the message is retried, then dead-lettered.
  */
-export async function deliverWebhook(deps: WebhookDeliveryDeps, message: { deliveryId: string; partnerId?: string; waiting?: WaitingDelivery }): Promise<DeliveryStep> {
-  if (message.partnerId !== undefined && message.waiting !== undefined) {
-    const step = await deferStillWaiting(deps, { deliveryId: message.deliveryId, partnerId: message.partnerId, waiting: message.waiting });
-    if (step !== undefined) return step;
-  }
+export async function deliverWebhook(deps: WebhookDeliveryDeps, message: { deliveryId: string }): Promise<DeliveryStep> {
   const delivery = await deps.deliveries.getDelivery(message.deliveryId);
   if (delivery === undefined) return { outcome: 'unknown' };
   if (delivery.status !== 'pending') return { outcome: 'finished' };
@@ -162,7 +166,7 @@ export async function deliverWebhook(deps: WebhookDeliveryDeps, message: { deliv
   }
 
   const gate = await passBreaker(deps, delivery, found.breaker);
-  if (gate.kind === 'defer') return deferOnBreaker(deps, delivery, gate);
+  if (gate.kind === 'park') return parkOnBreaker(deps, delivery, gate);
 
   const secret = await deps.openSecret(found.secret);
   const claimedAt = deps.now();
@@ -172,7 +176,8 @@ export async function deliverWebhook(deps: WebhookDeliveryDeps, message: { deliv
     leaseUntil: claimedAt + ATTEMPT_LEASE_MS,
   });
   if (!claimed) {
-    if (gate.probe) await deps.breakers.putBreaker(delivery.partnerId, delivery.endpointId, withoutProbe(gate.breaker.state), gate.breaker.revision);
+    const { lease } = gate;
+    if (lease !== undefined) await updateBreaker(deps, delivery, gate.breaker, (state) => giveBackLease(state, lease));
     return { outcome: 'not-due' };
   }
   const attempt = delivery.attempts + 1;
@@ -186,20 +191,20 @@ export async function deliverWebhook(deps: WebhookDeliveryDeps, message: { deliv
   const now = deps.now();
   const claimedDelivery = { id: delivery.id, attempts: attempt };
   const httpStatus = 'httpStatus' in result ? result.httpStatus : null;
-  const timedOut = 'timedOut' in result && result.timedOut === true;
+  const outcome: AttemptOutcome = { lease: gate.lease, timedOut: 'timedOut' in result && result.timedOut === true, startedAt: claimedAt, tookMs: now - claimedAt };
   const probe = gate.probe;
-  const updateBreaker = () => recordOnBreaker(deps, delivery, gate.breaker, { probe, timedOut, startedAt: claimedAt });
+  const updateBreakerAfter = () => recordOnBreaker(deps, delivery, gate.breaker, outcome);
   if (httpStatus !== null && isDelivered(httpStatus)) {
     const audit = auditOf(delivery, 'webhook_delivery.succeeded', now, { attempt, http_status: httpStatus });
     const recorded = await deps.deliveries.recordAttempt(claimedDelivery, { status: 'succeeded', httpStatus }, audit, { now });
-    return recorded ? { outcome: 'succeeded', attempt, httpStatus, probe, breaker: await updateBreaker() } : { outcome: 'superseded' };
+    return recorded ? { outcome: 'succeeded', attempt, httpStatus, probe, breaker: await updateBreakerAfter() } : { outcome: 'superseded' };
   }
 
   const error = 'error' in result ? result.error : answerError(httpStatus ?? 0);
   if (attempt >= MAX_DELIVERY_ATTEMPTS) {
     const audit = auditOf(delivery, 'webhook_delivery.failed', now, { attempt, http_status: httpStatus, error });
     const recorded = await deps.deliveries.recordAttempt(claimedDelivery, { status: 'failed', httpStatus, error }, audit, { now });
-    return recorded ? { outcome: 'failed', attempt, httpStatus, error, probe, breaker: await updateBreaker() } : { outcome: 'superseded' };
+    return recorded ? { outcome: 'failed', attempt, httpStatus, error, probe, breaker: await updateBreakerAfter() } : { outcome: 'superseded' };
   }
 
   const delayMs = retryDelayMs(attempt, deps.retryBaseMs, deps.random());
@@ -213,7 +218,7 @@ export async function deliverWebhook(deps: WebhookDeliveryDeps, message: { deliv
   });
   const recorded = await deps.deliveries.recordAttempt(claimedDelivery, { status: 'pending', httpStatus, error, nextAttemptAt }, audit, { now });
   if (!recorded) return { outcome: 'superseded' };
-  const breaker = await updateBreaker();
+  const breaker = await updateBreakerAfter();
   // Sent only after the outcome is recorded, so the message can never arrive before its attempt is claimable.
   // A backoff longer than a queue message can be delayed is left to the outbox relay's sweep.
   const enqueued = delaySeconds <= MAX_DELAY_SECONDS;
@@ -225,110 +230,131 @@ export async function deliverWebhook(deps: WebhookDeliveryDeps, message: { deliv
 const BREAKER_WRITE_TRIES = 3;
 
 /**
- * Step 3: the breaker's decision for this delivery. To go as the probe, this consumer must win the probe's
- * lease (a write conditional on the breaker's revision); losing it, it reads the breaker again and decides
- * again (another consumer's probe is now running: defer).
+ * Step 3: the breaker's decision for this delivery. To go under a lease, this consumer must win it (a write
+ * conditional on the breaker's revision); losing it, it reads the breaker again and decides again.
  */
 async function passBreaker(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, read: StoredBreaker): Promise<Gate> {
   let breaker: StoredBreaker | undefined = read;
   for (let tries = 0; breaker !== undefined && tries < BREAKER_WRITE_TRIES; tries += 1) {
     const now = deps.now();
-    const admission = admit(breaker.state, now, deps.breakerSettings);
+    const admission = admit(breaker.state, now);
     if (admission.kind === 'attempt') return { kind: 'attempt', probe: false, breaker };
-    if (admission.kind === 'defer') return admission;
-    const probing = startProbe(breaker.state, now, deps.breakerSettings);
-    if (await deps.breakers.putBreaker(delivery.partnerId, delivery.endpointId, probing, breaker.revision)) {
-      return { kind: 'attempt', probe: true, breaker: { state: probing, revision: breaker.revision + 1 } };
+    if (admission.kind === 'park') return admission;
+    const taken = takeLease(breaker.state, now, deps.breakerSettings);
+    if (await deps.breakers.putBreaker(delivery.partnerId, delivery.endpointId, taken.state, breaker.revision)) {
+      return { kind: 'attempt', probe: admission.probe, lease: taken.lease, breaker: { state: taken.state, revision: breaker.revision + 1 } };
     }
     breaker = await deps.breakers.getBreaker(delivery.partnerId, delivery.endpointId);
   }
-  // Lost every race (or the endpoint was deleted meanwhile: the next look fails the delivery): look again soon.
-  return { kind: 'defer', until: deps.now() + deps.breakerSettings.youngProbeMs, spreadMs: deps.breakerSettings.youngProbeMs, reason: 'probing' };
+  // Lost every race (or the endpoint was deleted meanwhile: the next look fails the delivery): park, and look again.
+  return { kind: 'park', reason: 'busy', until: deps.now() };
 }
 
 /**
- * Step 3, deferring: the delivery's next attempt is due a little after the breaker's `until` (jittered, so the
- * deliveries waiting on one endpoint do not come back at one moment; at most 15 minutes, SQS's longest delay),
- * by a write conditional on the delivery being as read when its outbox key must move, then a message delayed
- * until then.
+ * Step 3, parking: the delivery waits in its endpoint's parked index, with no message (a write conditional on the
+ * delivery being as read). Parked because every lease was taken, it looks at the breaker once more: a lease given
+ * back between the first look and the park (its wake gone by before the park) would leave it waiting on the sweep,
+ * so it sends the wake itself. Parked on an open breaker, the wake sent when it opened comes at the cool-down's end.
  * A delivery that has waited on the breaker past {@link MAX_BREAKER_WAIT_MS} is failed instead.
  */
-async function deferOnBreaker(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, gate: Extract<Gate, { kind: 'defer' }>): Promise<DeliveryStep> {
+async function parkOnBreaker(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, gate: Extract<Gate, { kind: 'park' }>): Promise<DeliveryStep> {
   const now = deps.now();
   if (now - Date.parse(delivery.createdAt) > MAX_BREAKER_WAIT_MS) {
     return failWithoutAttempt(deps, delivery, `Not attempted again: the endpoint kept timing out, its circuit breaker open for over ${MAX_BREAKER_WAIT_MS / 3_600_000} h`);
   }
-  // At most SQS's longest delay: the delayed message carries every deferral, never the sweep.
-  const until = deferralEnd(deps, gate, now);
-  const relayAfter = await deps.deliveries.deferDelivery(delivery, { now, until });
-  if (relayAfter === undefined) return { outcome: 'not-due' };
-  const waiting: WaitingDelivery = { endpointId: delivery.endpointId, createdAt: delivery.createdAt, relayAfter };
-  await deps.queue.send({ deliveryId: delivery.id, partnerId: delivery.partnerId, waiting }, Math.ceil((until - now) / 1000));
-  return { outcome: 'deferred', reason: gate.reason, until, read: true };
+  if (!(await deps.deliveries.parkDelivery(delivery, { now, until: gate.until, jitter: deps.random() }))) return { outcome: 'not-due' };
+  if (gate.reason === 'busy') {
+    const breaker = await deps.breakers.getBreaker(delivery.partnerId, delivery.endpointId);
+    if (breaker === undefined || freeCapacityOf(breaker.state, deps.now()) > 0) await sendWake(deps, delivery, deps.now());
+  }
+  return { outcome: 'parked', reason: gate.reason, until: gate.until };
 }
 
+/** A wake message for the delivery's endpoint, handed over at `at` (now, or a cool-down's end). */
+const sendWake = (deps: WebhookDeliveryDeps, delivery: Pick<WebhookDelivery, 'partnerId' | 'endpointId'>, at: number) =>
+  deps.queue.send({ wakeEndpointId: delivery.endpointId, partnerId: delivery.partnerId }, Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((at - deps.now()) / 1000))));
+
+/** Parked deliveries one wake message takes out at most; an endpoint that can take more gets another wake message. */
+export const WAKE_PAGE = 100;
+
+/** What one wake message did, for the consumer's log line and for tests. */
+export type WakeStep =
+  | { outcome: 'woken'; woken: number; more: boolean }
+  /** The endpoint cannot take a delivery now: `open` (woken again at `until`), or `busy` (its leases' outcomes wake it). */
+  | { outcome: 'waiting'; reason: 'open' | 'busy'; until?: number };
+
 /**
- * Step 0, for a message that deferred its delivery before (it says which endpoint, since when, and the outbox
- * key then): if the endpoint's breaker (as cached) still defers it, and the new deferral ends well before that
- * key, the message is sent again, delayed, and nothing is read or written. A dead endpoint's waiting deliveries
- * thus cost a message each per cool-down, and no DynamoDB capacity. Anything else (the breaker lets it go, the
- * endpoint is gone, the deferral would pass the key, 24 h are up): `undefined`, and the delivery is read as usual.
- * Never attempts: a delivery is attempted only after its item is read and its attempt claimed.
+ * Handles a wake message: takes out of the endpoint's parked index as many deliveries as it can take now (oldest
+ * first, each by a conditional write, so two wakes never wake one delivery twice) and sends a message for each. An
+ * endpoint that takes any number (closed and fast, or deleted: its deliveries are failed) is woken a page at a
+ * time, each page's wake message sending the next. A wake that comes before the cool-down's end is sent again,
+ * delayed until then. A lost wake (a consumer that stopped) is made good by the sweep, which sends every parked
+ * delivery again 15 to 30 minutes after its park.
  */
-async function deferStillWaiting(deps: WebhookDeliveryDeps, message: Required<Pick<DeliveryMessage, 'deliveryId' | 'partnerId' | 'waiting'>>): Promise<DeliveryStep | undefined> {
-  const { waiting } = message;
+export async function wakeEndpoint(deps: WebhookDeliveryDeps, message: { partnerId: string; endpointId: string }): Promise<WakeStep> {
+  const breaker = await deps.breakers.getBreaker(message.partnerId, message.endpointId);
   const now = deps.now();
-  if (now - Date.parse(waiting.createdAt) > MAX_BREAKER_WAIT_MS) return undefined;
-  const found = await deps.endpoints.getWebhookEndpointWithSecret(message.partnerId, waiting.endpointId);
-  if (found === undefined) return undefined;
-  const admitted = admit(found.breaker.state, now, deps.breakerSettings);
-  if (admitted.kind === 'attempt') return undefined;
-  // At a cool-down's end one waiting message of this process goes on to claim the probe; the others wait on it,
-  // as on a young probe, rather than each reading its delivery and racing for the probe's lease.
-  const youngProbeMs = deps.breakerSettings.youngProbeMs;
-  const gate =
-    admitted.kind === 'defer'
-      ? admitted
-      : deps.endpoints.firstToProbe?.(message.partnerId, waiting.endpointId, now, now + youngProbeMs) !== false
-        ? undefined
-        : { until: now + youngProbeMs, spreadMs: youngProbeMs / 2, reason: 'probing' as const };
-  if (gate === undefined) return undefined;
-  const until = deferralEnd(deps, gate, now);
-  if (until + DEFERRAL_MARGIN_MS > waiting.relayAfter) return undefined;
-  await deps.queue.send(message, Math.ceil((until - now) / 1000));
-  return { outcome: 'deferred', reason: gate.reason, until, read: false };
+  const free = breaker === undefined ? Infinity : freeCapacityOf(breaker.state, now);
+  if (breaker !== undefined && now < breaker.state.openUntil) {
+    await sendWake(deps, message, breaker.state.openUntil);
+    return { outcome: 'waiting', reason: 'open', until: breaker.state.openUntil };
+  }
+  if (free <= 0) return { outcome: 'waiting', reason: 'busy' };
+  const limit = Math.min(free, WAKE_PAGE);
+  const parked = await deps.deliveries.parkedDeliveries(message.endpointId, limit);
+  const woken = await Promise.all(
+    parked.map(async (deliveryId) => {
+      if (!(await deps.deliveries.unparkDelivery(deliveryId, message.endpointId))) return false;
+      await deps.queue.send({ deliveryId, partnerId: message.partnerId }, 0);
+      return true;
+    }),
+  );
+  const more = free === Infinity && parked.length === limit;
+  if (more) await sendWake(deps, message, now);
+  return { outcome: 'woken', woken: woken.filter(Boolean).length, more };
 }
 
-/** When a deferral ends: a little after the breaker's `until` (jittered), at most SQS's longest delay from now. */
-const deferralEnd = (deps: WebhookDeliveryDeps, gate: { until: number; spreadMs: number }, now: number) =>
-  Math.min(Math.max(now, gate.until) + Math.round(deps.random() * gate.spreadMs), now + MAX_DELAY_SECONDS * 1000);
-
 /**
- * Step 7's breaker part: its state after this attempt, written conditional on the revision read; on a conflict
- * read again (this attempt still counts as the probe only while its probe is the one on record). Never throws:
- * the attempt is already recorded, and a breaker not updated only costs an attempt or a deferral.
+ * Writes `next` of the endpoint's breaker, conditional on the revision read; on a conflict reads it again and
+ * applies `next` to what it finds. `undefined` from `next`: nothing to write. Never throws: what it records (an
+ * attempt's outcome, a lease given back) only costs an attempt or a wait when it is lost.
  */
-async function recordOnBreaker(
+async function updateBreaker(
   deps: WebhookDeliveryDeps,
-  delivery: WebhookDelivery,
+  delivery: Pick<WebhookDelivery, 'partnerId' | 'endpointId'>,
   read: StoredBreaker,
-  attempt: { probe: boolean; timedOut: boolean; startedAt: number },
-): Promise<BreakerChange> {
+  next: (state: BreakerState) => BreakerState | undefined,
+): Promise<{ before: BreakerState; after: BreakerState } | 'unchanged' | 'not-recorded'> {
   try {
     let breaker: StoredBreaker | undefined = read;
     for (let tries = 0; breaker !== undefined && tries < BREAKER_WRITE_TRIES; tries += 1) {
-      const probe = attempt.probe && breaker.state.probeStartedAt === read.state.probeStartedAt;
-      const next = afterAttempt(breaker.state, { ...attempt, probe }, deps.now(), deps.breakerSettings);
-      if (next === undefined) return 'unchanged';
-      if (await deps.breakers.putBreaker(delivery.partnerId, delivery.endpointId, next, breaker.revision)) {
-        return attempt.timedOut ? 'opened' : isClosed(next) ? 'closed' : 'recovering';
-      }
+      const after = next(breaker.state);
+      if (after === undefined) return 'unchanged';
+      if (await deps.breakers.putBreaker(delivery.partnerId, delivery.endpointId, after, breaker.revision)) return { before: breaker.state, after };
       breaker = await deps.breakers.getBreaker(delivery.partnerId, delivery.endpointId);
     }
     return breaker === undefined ? 'unchanged' : 'not-recorded';
   } catch {
     return 'not-recorded';
   }
+}
+
+/**
+ * Step 7's breaker part: its state after this attempt, and the wake its new state calls for: at the cool-down's end
+ * when it opened, at once when it can take more than before (a lease given back, closed, fast again).
+ */
+async function recordOnBreaker(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, read: StoredBreaker, outcome: AttemptOutcome): Promise<BreakerChange> {
+  const now = deps.now();
+  const written = await updateBreaker(deps, delivery, read, (state) => afterAttempt(state, outcome, now, deps.breakerSettings));
+  if (typeof written === 'string') return written;
+  const { before, after } = written;
+  if (after.openUntil > now) {
+    await sendWake(deps, delivery, after.openUntil).catch(() => undefined);
+    return 'opened';
+  }
+  if (freeCapacityOf(after, now) > 0) await sendWake(deps, delivery, now).catch(() => undefined);
+  if (!isClosed(before)) return isClosed(after) ? 'closed' : 'recovering';
+  return before.slow === after.slow ? 'unchanged' : after.slow ? 'slow' : 'fast';
 }
 
 /** Fails a pending delivery that no attempt is running on, without an attempt (step 2 above). */

@@ -6,7 +6,7 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config, ConfigError } from '../config';
 import { traced } from '../observability';
-import { type DeliveryMessage, type DeliveryQueue, MAX_DELAY_SECONDS } from './queue';
+import { type DeliveryQueue, MAX_DELAY_SECONDS, type QueueMessage } from './queue';
 
 /**
  * The client of this process. Locally its endpoint is the queue URL's origin, with fixed credentials (so the
@@ -25,7 +25,7 @@ export const sqsClient = traced(new SQSClient(
 /** A {@link DeliveryQueue} that sends to `queueUrl` with `client`; a message's body is its JSON. */
 export function sqsDeliveryQueue(client: SQSClient, queueUrl: string | undefined): DeliveryQueue {
   return {
-    async send(message: DeliveryMessage, delaySeconds: number): Promise<void> {
+    async send(message: QueueMessage, delaySeconds: number): Promise<void> {
       if (queueUrl === undefined) {
         throw new ConfigError('WEBHOOK_QUEUE_URL: required to enqueue partner webhook deliveries');
       }
@@ -35,8 +35,8 @@ export function sqsDeliveryQueue(client: SQSClient, queueUrl: string | undefined
       await client.send(
         new SendMessageCommand({
           QueueUrl: queueUrl,
-          // (JSON leaves `waiting` out when it is absent)
-          MessageBody: JSON.stringify({ deliveryId: message.deliveryId, waiting: message.waiting }),
+          // The partner travels as the group id, not in the body.
+          MessageBody: JSON.stringify('deliveryId' in message ? { deliveryId: message.deliveryId } : { wake: message.wakeEndpointId }),
           DelaySeconds: delaySeconds,
           // A standard queue with a group id on every message is an SQS fair queue: the partner is the tenant.
           MessageGroupId: message.partnerId,

@@ -102,7 +102,7 @@ describe('crash-safe delivery through the outbox', () => {
     const sqs = sqsDeliveryQueue(client, queueUrl);
     const queue: DeliveryQueue = {
       send: async (message, delaySeconds) => {
-        if (enqueueFailsFor.has(message.deliveryId)) throw new Error('queue unavailable');
+        if ('deliveryId' in message && enqueueFailsFor.has(message.deliveryId)) throw new Error('queue unavailable');
         await sqs.send(message, delaySeconds);
       },
     };

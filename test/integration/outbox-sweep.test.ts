@@ -46,6 +46,7 @@ function sweepDeps(ids: Set<string>, options: { failEnqueue?: boolean; beforeLea
   const deliveryQueue: DeliveryQueue = {
     async send(message, delaySeconds) {
       if (options.failEnqueue === true) throw new Error('queue unavailable');
+      if (!('deliveryId' in message)) throw new Error('the sweep sends delivery messages only');
       sent.push(message.deliveryId);
       delays.set(message.deliveryId, delaySeconds);
     },

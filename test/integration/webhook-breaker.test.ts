@@ -11,14 +11,14 @@ import { createHandler } from '../../functions/webhook-delivery';
 import { webhookDeliveryDeps } from '../../lib/adapters';
 import { cachedEndpoints } from '../../lib/adapters/endpoint-cache';
 import * as webhookEndpoints from '../../lib/store/webhook-endpoints';
-import { breakerSettings } from '../../lib/domain/endpoint-breaker';
+import { breakerSettings, type BreakerState, NEW_ENDPOINT_BREAKER } from '../../lib/domain/endpoint-breaker';
 import type { WebhookDelivery } from '../../lib/domain/webhooks';
-import { putNewDelivery } from '../../lib/store/deliveries';
+import { parkedDeliveries, putNewDelivery } from '../../lib/store/deliveries';
 import { documentClient, tableName } from '../../lib/store/dynamo';
 import { keys } from '../../lib/store/keys';
-import { deliverWebhook, type WebhookDeliveryDeps } from '../../lib/use-cases/webhook-deliveries';
+import type { WebhookDeliveryDeps } from '../../lib/use-cases/webhook-deliveries';
 import { createHttpSender, type WebhookSender } from '../../lib/webhooks/http-sender';
-import type { DeliveryMessage } from '../../lib/webhooks/queue';
+import type { QueueMessage } from '../../lib/webhooks/queue';
 import { type PartnerCredentials, TestApi } from '../support/api';
 import { newSvcTxId, pendingDelivery } from '../support/deliveries';
 import { lambdaContext } from '../support/events';
@@ -31,7 +31,7 @@ let partner: PartnerCredentials;
 
 beforeAll(async () => {
   api = await TestApi.start();
-  receiver = await BehavingReceiver.start({ '/flaky': { hang: true }, '/healthy': { status: 200 } });
+  receiver = await BehavingReceiver.start({ '/flaky': { hang: true }, '/healthy': { status: 200 }, '/slow': { status: 200 } });
   partner = await api.createPartner();
 });
 afterAll(async () => {
@@ -55,12 +55,12 @@ async function newDelivery(endpointId: string): Promise<WebhookDelivery> {
 const stored = async (key: { pk: string; sk: string }) =>
   (await documentClient.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }))).Item ?? {};
 
-const sqsEvent = (messages: DeliveryMessage[]): SQSEvent => ({
-  Records: messages.map(({ deliveryId, waiting }) => ({
+const sqsEvent = (messages: QueueMessage[]): SQSEvent => ({
+  Records: messages.map((message) => ({
     messageId: randomUUID(),
     receiptHandle: randomUUID(),
-    body: JSON.stringify(waiting === undefined ? { deliveryId } : { deliveryId, waiting }),
-    attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0', MessageGroupId: partner.partnerId },
+    body: JSON.stringify('deliveryId' in message ? { deliveryId: message.deliveryId } : { wake: message.wakeEndpointId }),
+    attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0', MessageGroupId: message.partnerId },
     messageAttributes: {},
     md5OfBody: '',
     eventSource: 'aws:sqs',
@@ -69,22 +69,18 @@ const sqsEvent = (messages: DeliveryMessage[]): SQSEvent => ({
   })),
 });
 
-/** The consumer over a recording queue and the test's clock; `send` defaults to real HTTP with a short timeout. */
+/**
+ * The consumer over a recording queue and the test's clock; `send` defaults to real HTTP with a short timeout.
+ * `drain` hands the recorded messages back one at a time, earliest due first, moving the clock to each one's due
+ * time, as the queue would.
+ */
 function consumer(clock: { now: number }, send?: WebhookSender) {
-  const sent: Array<{ message: DeliveryMessage; delaySeconds: number }> = [];
-  const reads = new Map<string, number>();
+  const queued: Array<{ message: QueueMessage; delaySeconds: number; dueAt: number }> = [];
   const deps: WebhookDeliveryDeps = {
     ...webhookDeliveryDeps,
-    deliveries: {
-      ...webhookDeliveryDeps.deliveries,
-      getDelivery: (deliveryId) => {
-        reads.set(deliveryId, (reads.get(deliveryId) ?? 0) + 1);
-        return webhookDeliveryDeps.deliveries.getDelivery(deliveryId);
-      },
-    },
     // A cache of its own, as each Lambda container has
     ...cachedEndpoints(webhookEndpoints, webhookEndpoints),
-    queue: { send: async (message, delaySeconds) => void sent.push({ message, delaySeconds }) },
+    queue: { send: async (message, delaySeconds) => void queued.push({ message, delaySeconds, dueAt: clock.now + delaySeconds * 1000 }) },
     send: send ?? createHttpSender({ policy: { allowInsecure: true }, timeoutMs: TIMEOUT_MS }),
     breakerSettings: breakerSettings(TIMEOUT_MS),
     now: () => clock.now,
@@ -92,83 +88,83 @@ function consumer(clock: { now: number }, send?: WebhookSender) {
     sleep: async (ms) => void (clock.now += ms),
   };
   const handle = createHandler(deps);
+  const consumeMessages = (...messages: QueueMessage[]) => handle(sqsEvent(messages), lambdaContext());
   return {
-    sent,
     deps,
-    readsOf: (deliveryId: string) => reads.get(deliveryId) ?? 0,
-    consume: (...deliveries: WebhookDelivery[]) => handle(sqsEvent(deliveries.map((delivery) => ({ deliveryId: delivery.id, partnerId: delivery.partnerId }))), lambdaContext()),
-    consumeMessages: (...messages: DeliveryMessage[]) => handle(sqsEvent(messages), lambdaContext()),
+    queued,
+    /** The delivery messages recorded for `deliveryId`. */
+    messagesOf: (deliveryId: string) => queued.filter(({ message }) => 'deliveryId' in message && message.deliveryId === deliveryId),
+    wakes: () => queued.filter(({ message }) => 'wakeEndpointId' in message),
+    consume: (...deliveries: WebhookDelivery[]) => consumeMessages(...deliveries.map((delivery) => ({ deliveryId: delivery.id, partnerId: delivery.partnerId }))),
+    consumeMessages,
+    async drain(maxMessages = 50): Promise<void> {
+      for (let handed = 0; handed < maxMessages && queued.length > 0; handed += 1) {
+        queued.sort((x, y) => x.dueAt - y.dueAt);
+        const next = queued.shift() as (typeof queued)[number];
+        clock.now = Math.max(clock.now, next.dueAt);
+        expect(await consumeMessages(next.message)).toEqual({ batchItemFailures: [] });
+      }
+      expect(queued).toEqual([]);
+    },
   };
 }
 
+const breakerOf = async (endpointId: string) => (await stored(keys.webhookEndpoint(partner.partnerId, endpointId))).breaker as BreakerState;
+const circuitOf = async (endpointId: string) =>
+  ((await api.admin('GET', `/admin/partners/${partner.partnerId}/webhook-endpoints`)).body.items as Array<Record<string, any>>).find((item) => item.id === endpointId)?.circuit;
+
 describe('an endpoint that stops answering', () => {
-  it('is probed one attempt at a time; its timeout opens the breaker, which defers the rest with their attempts unchanged; an answer closes it', async () => {
+  it('is probed one attempt at a time; its timeout opens the breaker; the rest wait parked, with no message, their attempts unchanged, until the endpoint answers again', async () => {
     // Arrange: a new endpoint that hangs, three deliveries for it
     const endpointId = await createEndpoint('/flaky');
     const [first, second, third] = [await newDelivery(endpointId), await newDelivery(endpointId), await newDelivery(endpointId)] as [WebhookDelivery, WebhookDelivery, WebhookDelivery];
     const clock = { now: Date.now() };
-    const { consume, consumeMessages, readsOf, sent, deps } = consumer(clock);
+    const queue = consumer(clock);
 
     // Act: two of them in one batch
-    expect(await consume(first, second)).toEqual({ batchItemFailures: [] });
+    expect(await queue.consume(first, second)).toEqual({ batchItemFailures: [] });
 
-    // Assert: one request (the probe), timed out; the other delivery deferred, not attempted, a message delayed
+    // Assert: one request (the probe), timed out, its retry scheduled; the other parked: not attempted, no message
     expect(receiver.arrivals('/flaky')).toHaveLength(1);
     const [probed, waiting] = (await stored(keys.webhookDelivery(first.id))).attempts === 1 ? [first, second] : [second, first];
     expect(await stored(keys.webhookDelivery(probed.id))).toMatchObject({ status: 'pending', attempts: 1, lastError: `No response within ${TIMEOUT_MS / 1000} s` });
-    expect(await stored(keys.webhookDelivery(waiting.id))).toMatchObject({ status: 'pending', attempts: 0 });
-    expect(sent.map((entry) => entry.message.deliveryId).sort()).toEqual([first.id, second.id].sort());
-    const breaker = (await stored(keys.webhookEndpoint(partner.partnerId, endpointId))).breaker as Record<string, number>;
-    expect(breaker).toMatchObject({ answeredAt: 0, cooldownMs: 5_000, probeUntil: 0 });
-    const openUntil = Number(breaker.openUntil);
-    expect(openUntil).toBeGreaterThanOrEqual(clock.now + 5_000);
+    expect(await stored(keys.webhookDelivery(waiting.id))).toMatchObject({ status: 'pending', attempts: 0, gsi4pk: expect.stringMatching(`^${keys.parkedPrefix(endpointId)}`) });
+    expect(queue.messagesOf(waiting.id)).toEqual([]);
+    expect(queue.messagesOf(probed.id)).toHaveLength(1);
+    // ... the breaker open for 5 s, and one wake message for its end
+    const breaker = await breakerOf(endpointId);
+    expect(breaker).toMatchObject({ answeredAt: 0, cooldownMs: 5_000, leases: [], openUntil: clock.now + 5_000 });
+    expect(queue.wakes()).toEqual([{ message: { wakeEndpointId: endpointId, partnerId: partner.partnerId }, delaySeconds: 5, dueAt: breaker.openUntil }]);
+    expect(await circuitOf(endpointId)).toEqual({ state: 'open', open_until: new Date(breaker.openUntil).toISOString() });
 
-    // Act: while open, the third: deferred past the cool-down, nothing sent to the endpoint
-    const sentBefore = sent.length;
-    await consume(third);
+    // Act: while open, the third and the probed one's retry: parked, nothing sent to the endpoint, no message
+    await queue.consume(third);
+    clock.now += 1_000;
+    queue.queued.splice(queue.queued.findIndex(({ message }) => 'deliveryId' in message), 1);
+    await queue.consume(probed);
     expect(receiver.arrivals('/flaky')).toHaveLength(1);
-    expect(await stored(keys.webhookDelivery(third.id))).toMatchObject({ status: 'pending', attempts: 0 });
-    // (its outbox entry parked an hour past the deferral, so the sweep leaves it to the message)
-    const parked = await stored(keys.webhookDelivery(third.id));
-    const relayAfter = Date.parse(String(parked.gsi2sk).split('#')[0] ?? '');
-    expect(relayAfter).toBe(openUntil + 2_500 + 3_600_000 + 30_000);
-    expect(sent[sentBefore]).toEqual({
-      message: { deliveryId: third.id, partnerId: partner.partnerId, waiting: { endpointId, createdAt: third.createdAt, relayAfter } },
-      delaySeconds: Math.ceil((openUntil + 2_500 - clock.now) / 1000),
-    });
+    for (const delivery of [third, probed]) expect((await stored(keys.webhookDelivery(delivery.id))).gsi4pk).toMatch(keys.parkedPrefix(endpointId));
+    expect((await parkedDeliveries(endpointId, 10)).sort()).toEqual([first.id, second.id, third.id].sort());
+    expect(queue.queued).toHaveLength(1); // the wake
 
-    // Act: that message comes back while the breaker is still open: deferred again without reading the delivery
-    const reads = readsOf(third.id);
-    const again = await consumeMessages(sent[sentBefore]?.message as DeliveryMessage);
-    expect(again).toEqual({ batchItemFailures: [] });
-    expect(readsOf(third.id)).toBe(reads);
-    expect(sent.at(-1)?.message).toEqual(sent[sentBefore]?.message);
-
-    // Act: the endpoint recovers; after the cool-down the third goes as the probe
+    // Act: the endpoint recovers; the queue runs on: at the cool-down's end the wake sends the longest-waiting
+    // delivery as the probe; each answered probe wakes the next; the third closes the breaker
     receiver.behave('/flaky', { status: 200 });
-    clock.now = openUntil + 2_500; // when its deferral ends
-    expect(await deliverWebhook(deps, { deliveryId: third.id })).toMatchObject({ outcome: 'succeeded', probe: true, breaker: 'recovering' });
-    expect(await stored(keys.webhookDelivery(third.id))).toMatchObject({ status: 'succeeded', attempts: 1 });
-    // ... not closed yet: an endpoint that timed out needs 3 answered probes in a row
-    expect((await stored(keys.webhookEndpoint(partner.partnerId, endpointId))).breaker).toMatchObject({ probesToClose: 2, probeUntil: 0 });
+    await queue.drain();
 
-    // Act: the two others, one batch at a time, each the next probe (their retries are due)
-    clock.now += 10_000;
-    await consume(first);
-    expect(await deliverWebhook(deps, { deliveryId: second.id })).toMatchObject({ outcome: 'succeeded', probe: true, breaker: 'closed' });
-
-    // Assert: both delivered; the third answered probe closed the breaker
-    expect(await stored(keys.webhookDelivery(first.id))).toMatchObject({ status: 'succeeded' });
-    expect(await stored(keys.webhookDelivery(second.id))).toMatchObject({ status: 'succeeded', attempts: waiting === second ? 1 : 2 });
-    expect((await stored(keys.webhookEndpoint(partner.partnerId, endpointId))).breaker).toEqual({
-      answeredAt: clock.now, openUntil: 0, cooldownMs: 0, probeStartedAt: 0, probeUntil: 0, probesToClose: 0,
-    });
-    const listed = ((await api.admin('GET', `/admin/partners/${partner.partnerId}/webhook-endpoints`)).body.items as Array<Record<string, any>>).find((item) => item.id === endpointId);
-    expect(listed?.circuit).toEqual({ state: 'closed', open_until: null });
+    // Assert: all delivered, each once more; the breaker closed, nothing left parked
+    expect(receiver.arrivals('/flaky')).toHaveLength(4);
+    for (const delivery of [first, second, third]) {
+      expect(await stored(keys.webhookDelivery(delivery.id))).toMatchObject({ status: 'succeeded', attempts: delivery === probed ? 2 : 1 });
+      expect((await stored(keys.webhookDelivery(delivery.id))).gsi4pk).toBeUndefined();
+    }
+    expect(await breakerOf(endpointId)).toEqual({ ...NEW_ENDPOINT_BREAKER, answeredAt: expect.any(Number) });
+    expect(await circuitOf(endpointId)).toEqual({ state: 'closed', open_until: null });
+    expect(await parkedDeliveries(endpointId, 10)).toEqual([]);
 
     // Assert: closed, new deliveries go at once, in one batch, side by side
     const [fourth, fifth] = [await newDelivery(endpointId), await newDelivery(endpointId)];
-    await consume(fourth as WebhookDelivery, fifth as WebhookDelivery);
+    await queue.consume(fourth as WebhookDelivery, fifth as WebhookDelivery);
     expect(receiver.arrivals('/flaky')).toHaveLength(6);
   });
 
@@ -183,15 +179,13 @@ describe('an endpoint that stops answering', () => {
     const doomed = await newDelivery(endpointId);
     clock.now += 1_000;
     await consume(doomed);
-    const listed = async () => ((await api.admin('GET', `/admin/partners/${partner.partnerId}/webhook-endpoints`)).body.items as Array<Record<string, any>>).find((item) => item.id === endpointId);
-    const circuit = (await listed())?.circuit as { state: string; open_until: string };
-    expect(circuit.state).toBe('open');
+    expect((await circuitOf(endpointId))?.state).toBe('open');
 
     // Act: the partner fixes the endpoint; the admin resends the delivery, long before the cool-down ends
     receiver.behave('/dies', { status: 200 });
     const resent = await api.admin('POST', `/admin/webhook-deliveries/${doomed.id}/resend`);
     expect(resent.status).toBe(202);
-    expect((await listed())?.circuit).toEqual({ state: 'probing', open_until: null });
+    expect(await circuitOf(endpointId)).toEqual({ state: 'probing', open_until: null });
     const resentDelivery = { ...doomed, id: resent.body.id as string, attempts: 0, createdAt: resent.body.created_at as string };
     clock.now = Date.now();
     // (another consumer: this one's cache of the endpoint, up to a second old, would still say open)
@@ -199,6 +193,63 @@ describe('an endpoint that stops answering', () => {
 
     // Assert: delivered at once (its probe answered)
     expect(await stored(keys.webhookDelivery(resentDelivery.id))).toMatchObject({ status: 'succeeded', attempts: 1 });
+  });
+});
+
+describe('an endpoint that answers, slowly', () => {
+  it('holds two attempts at a time once found slow: the rest wait parked and are woken as leases are given back; a fast answer frees it', async () => {
+    // Arrange: an endpoint that has answered fast (closed), then takes 1.2 s to answer each delivery; the sender
+    // counts the attempts in flight at once
+    const endpointId = await createEndpoint('/slow');
+    receiver.behave('/slow', { status: 200 });
+    const clock = { now: Date.now() };
+    let answerMs = 1_200;
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const real = createHttpSender({ policy: { allowInsecure: true }, timeoutMs: TIMEOUT_MS });
+    const slowSender: WebhookSender = async (request) => {
+      inFlight += 1;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      const result = await real(request);
+      await new Promise((resolve) => setTimeout(resolve, 20)); // side by side for a moment in real time
+      clock.now += answerMs;
+      inFlight -= 1;
+      return result;
+    };
+    const queue = consumer(clock, slowSender);
+    await queue.consume(await newDelivery(endpointId));
+    expect((await circuitOf(endpointId))?.state).toBe('slow');
+    expect(mostInFlight).toBe(1);
+
+    // Act: six deliveries in one batch
+    const six = [] as WebhookDelivery[];
+    for (let i = 0; i < 6; i += 1) six.push(await newDelivery(endpointId));
+    mostInFlight = 0;
+    expect(await queue.consume(...six)).toEqual({ batchItemFailures: [] });
+
+    // Assert: two went, each under a lease; four parked, with no message; the two answers sent wakes
+    expect(mostInFlight).toBe(2);
+    const items = await Promise.all(six.map((delivery) => stored(keys.webhookDelivery(delivery.id))));
+    expect(items.filter((item) => item.status === 'succeeded')).toHaveLength(2);
+    expect(items.filter((item) => item.status === 'pending' && item.attempts === 0 && typeof item.gsi4pk === 'string')).toHaveLength(4);
+    expect(queue.queued.every(({ message }) => 'wakeEndpointId' in message)).toBe(true);
+
+    // Act: the queue runs on
+    await queue.drain();
+
+    // Assert: every one delivered once, never more than two at once; the breaker holds no lease
+    for (const delivery of six) expect(await stored(keys.webhookDelivery(delivery.id))).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(receiver.arrivals('/slow')).toHaveLength(7);
+    expect(mostInFlight).toBe(2);
+    expect(await breakerOf(endpointId)).toMatchObject({ slow: true, leases: [] });
+
+    // Act: the endpoint answers fast again
+    answerMs = 30;
+    await queue.consume(await newDelivery(endpointId));
+
+    // Assert: fast, no lease needed
+    expect(await breakerOf(endpointId)).toMatchObject({ slow: false, leases: [] });
+    expect((await circuitOf(endpointId))?.state).toBe('closed');
   });
 });
 

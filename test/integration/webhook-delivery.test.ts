@@ -18,7 +18,7 @@ import { documentClient, tableName } from '../../lib/store/dynamo';
 import { keys } from '../../lib/store/keys';
 import type { WebhookDeliveryDeps } from '../../lib/use-cases/webhook-deliveries';
 import { createHttpSender } from '../../lib/webhooks/http-sender';
-import type { DeliveryMessage } from '../../lib/webhooks/queue';
+import type { DeliveryMessage, QueueMessage, WakeMessage } from '../../lib/webhooks/queue';
 import { type PartnerCredentials, TestApi } from '../support/api';
 import { newSvcTxId, pendingDelivery } from '../support/deliveries';
 import { lambdaContext } from '../support/events';
@@ -99,10 +99,14 @@ const message = (deliveryId: string) => JSON.stringify({ deliveryId });
 /** The consumer over a recording queue, a clock the test moves, and a sender with an injectable timeout. */
 function consumer(options: { timeoutMs?: number; queue?: WebhookDeliveryDeps['queue']; retryBaseMs?: number } = {}) {
   const clock = { now: Date.now() };
+  // Delivery messages (retries) in `sent`; the wake messages breaker changes send, apart
   const sent: Array<{ message: DeliveryMessage; delaySeconds: number }> = [];
+  const wakes: Array<{ message: WakeMessage; delaySeconds: number }> = [];
   const deps: WebhookDeliveryDeps = {
     ...webhookDeliveryDeps,
-    queue: options.queue ?? { send: async (queued, delaySeconds) => void sent.push({ message: queued, delaySeconds }) },
+    queue: options.queue ?? {
+      send: async (queued: QueueMessage, delaySeconds) => void ('deliveryId' in queued ? sent.push({ message: queued, delaySeconds }) : wakes.push({ message: queued, delaySeconds })),
+    },
     send: createHttpSender({ policy: { allowInsecure: true }, timeoutMs: options.timeoutMs ?? 10_000 }),
     retryBaseMs: options.retryBaseMs ?? 1000,
     now: () => clock.now,

@@ -19,6 +19,7 @@ import { ensureTable } from '../../lib/store/table';
 import type { PartnerCredentials, TestApi } from './api';
 import { freePort } from './ports';
 import { type Behaviour, BehavingReceiver } from './reliability-receiver';
+import { sleep, until } from './reliability-tools';
 
 export interface ReliabilityPipelineOptions {
   name: string;
@@ -145,4 +146,30 @@ export async function useReliabilityPipeline(options: ReliabilityPipelineOptions
       return { svcTxId: tx.svcTxId, postedAt };
     },
   };
+}
+
+/** Partner A with an endpoint at each of `aPaths`, partner B with one at `bPath` (paths of the receiver), a client each. */
+export async function noisyAndQuietPartners(world: ReliabilityPipeline, aPaths: readonly string[], bPath: string) {
+  const api = world.api();
+  const [a, b] = [await api.createPartner(), await api.createPartner()];
+  for (const path of aPaths) await world.endpoint(a, path);
+  await world.endpoint(b, bPath);
+  return { a, b, aClient: await api.createClient(a), bClient: await api.createClient(b) };
+}
+
+/**
+ * `count` payments of `partner`'s client, one every `everyMs` (paced, as a quiet partner's traffic comes); then the
+ * partner's deliveries, once there is one per payment and every one has succeeded.
+ */
+export async function paymentsOneAfterAnother(world: ReliabilityPipeline, partner: PartnerCredentials, clientId: string, count: number, everyMs: number) {
+  const payments: Array<{ svcTxId: string; postedAt: number }> = [];
+  for (let i = 0; i < count; i += 1) {
+    payments.push(await world.succeededPayment(partner, clientId, 2_000 + i));
+    await sleep(everyMs);
+  }
+  const deliveries = await until('the paced payments’ deliveries', async () => {
+    const found = await world.deliveriesOf(partner);
+    return found.length === count && found.every((delivery) => delivery.status === 'succeeded') ? found : undefined;
+  }, 30_000, 100);
+  return { payments, deliveries };
 }

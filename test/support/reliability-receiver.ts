@@ -7,8 +7,8 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import type { AddressInfo } from 'node:net';
 
 export type Behaviour =
-  /** Answer this status at once (a redirect with a `location` pointing back at this server). */
-  | { status: number; location?: string }
+  /** Answer this status, at once or after `delayMs` (a redirect with a `location` pointing back at this server). */
+  | { status: number; location?: string; delayMs?: number }
   /** Never answer: the connection stays open until the sender gives up. */
   | { hang: true };
 
@@ -46,7 +46,14 @@ export class BehavingReceiver {
           return;
         }
         const headers = behaviour.location === undefined ? {} : { location: receiver.url(behaviour.location) };
-        response.writeHead(behaviour.status, headers).end('{"ok":true}');
+        const answer = () => {
+          if (!response.destroyed) response.writeHead(behaviour.status, headers).end('{"ok":true}');
+        };
+        if (behaviour.delayMs === undefined) return answer();
+        // Held like a hanging request meanwhile, so closing the receiver ends it
+        receiver.hanging.add(response);
+        response.on('close', () => receiver.hanging.delete(response));
+        setTimeout(answer, behaviour.delayMs);
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -48,7 +48,7 @@ describe('the consumer’s endpoint cache', () => {
     const store = fakeStore();
     const cached = cachedEndpoints(store.endpoints, store.breakers, () => 1_000_000);
     await cached.endpoints.getWebhookEndpointWithSecret('ptn_1', 'whe_1');
-    const probing: BreakerState = { ...NEW_ENDPOINT_BREAKER, probeStartedAt: 1, probeUntil: 2 };
+    const probing: BreakerState = { ...NEW_ENDPOINT_BREAKER, leases: [2] };
 
     expect(await cached.breakers.putBreaker('ptn_1', 'whe_1', probing, 0)).toBe(true);
     expect((await cached.endpoints.getWebhookEndpointWithSecret('ptn_1', 'whe_1'))?.breaker).toEqual({ state: probing, revision: 1 });
@@ -61,14 +61,4 @@ describe('the consumer’s endpoint cache', () => {
     expect(store.reads()).toBe(2);
   });
 
-  it('lets one waiting message per endpoint go on to claim the probe; the others wait on it until it is due', () => {
-    const store = fakeStore();
-    const cached = cachedEndpoints(store.endpoints, store.breakers, () => 1_000_000);
-    const firstToProbe = cached.endpoints.firstToProbe?.bind(cached.endpoints);
-
-    expect(firstToProbe?.('ptn_1', 'whe_1', 1_000, 2_000)).toBe(true);
-    expect(firstToProbe?.('ptn_1', 'whe_1', 1_500, 2_500)).toBe(false);
-    expect(firstToProbe?.('ptn_1', 'whe_2', 1_500, 2_500)).toBe(true);
-    expect(firstToProbe?.('ptn_1', 'whe_1', 2_000, 3_000)).toBe(true);
-  });
 });

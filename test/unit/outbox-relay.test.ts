@@ -47,6 +47,7 @@ function recordingQueue(failFor: Set<string> = new Set()) {
   const sent: Array<{ message: DeliveryMessage; delaySeconds: number }> = [];
   const queue: DeliveryQueue = {
     async send(message, delaySeconds) {
+      if (!('deliveryId' in message)) throw new Error('the relay sends delivery messages only');
       if (failFor.has(message.deliveryId)) throw new Error('queue unavailable');
       sent.push({ message, delaySeconds });
     },
