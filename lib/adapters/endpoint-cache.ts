@@ -12,9 +12,9 @@
  */
 import type { BreakerState } from '../domain/endpoint-breaker';
 import type { StoredBreaker } from '../store/webhook-endpoints';
-import type { BreakerStore, EndpointStore } from '../use-cases/webhook-deliveries';
+import { type BreakerStore, ENDPOINT_STALENESS_MS, type EndpointStore } from '../use-cases/webhook-deliveries';
 
-const TTL_MS = 1_000;
+const TTL_MS = ENDPOINT_STALENESS_MS;
 
 type Found = Awaited<ReturnType<EndpointStore['getWebhookEndpointWithSecret']>>;
 

@@ -43,6 +43,13 @@ const ATTEMPT_LEASE_MS = 60_000;
 const DUE_TOLERANCE_MS = 500;
 
 
+/**
+ * How stale an {@link EndpointStore}'s answer may be: a cache of the endpoint's item (one per Lambda container) keeps
+ * it at most this long. A delivery parked on a breaker as cached that closed meanwhile is woken by the wake the
+ * close sends this long (and a second more) after the close.
+ */
+export const ENDPOINT_STALENESS_MS = 1_000;
+
 /** An endpoint with its sealed secret and breaker, as the consumer reads it (`undefined`: deleted). */
 export interface EndpointStore {
   getWebhookEndpointWithSecret(partnerId: string, endpointId: string): Promise<{ endpoint: WebhookEndpoint; secret: SealedSecret; breaker: StoredBreaker } | undefined>;
@@ -309,9 +316,11 @@ export async function wakeEndpoint(deps: WebhookDeliveryDeps, message: { partner
       return true;
     }),
   );
+  const count = woken.filter(Boolean).length;
   const more = free === Infinity && parked.length === limit;
-  if (more) await sendWake(deps, message, now);
-  return { outcome: 'woken', woken: woken.filter(Boolean).length, more };
+  // A full page of which none could be woken: the index has not caught up with the last wake's writes yet.
+  if (more) await sendWake(deps, message, count > 0 ? now : now + 1_000);
+  return { outcome: 'woken', woken: count, more };
 }
 
 /**
@@ -353,7 +362,12 @@ async function recordOnBreaker(deps: WebhookDeliveryDeps, delivery: WebhookDeliv
     return 'opened';
   }
   if (freeCapacityOf(after, now) > 0) await sendWake(deps, delivery, now).catch(() => undefined);
-  if (!isClosed(before)) return isClosed(after) ? 'closed' : 'recovering';
+  if (!isClosed(before) && isClosed(after)) {
+    // Another consumer's cached view may still say "not closed" for a moment, and park a delivery after this wake.
+    await sendWake(deps, delivery, now + ENDPOINT_STALENESS_MS + 1_000).catch(() => undefined);
+    return 'closed';
+  }
+  if (!isClosed(before)) return 'recovering';
   return before.slow === after.slow ? 'unchanged' : after.slow ? 'slow' : 'fast';
 }
 

@@ -74,12 +74,12 @@ const sqsEvent = (messages: QueueMessage[]): SQSEvent => ({
  * `drain` hands the recorded messages back one at a time, earliest due first, moving the clock to each one's due
  * time, as the queue would.
  */
-function consumer(clock: { now: number }, send?: WebhookSender) {
+function consumer(clock: { now: number }, send?: WebhookSender, cacheClock: () => number = Date.now) {
   const queued: Array<{ message: QueueMessage; delaySeconds: number; dueAt: number }> = [];
   const deps: WebhookDeliveryDeps = {
     ...webhookDeliveryDeps,
     // A cache of its own, as each Lambda container has
-    ...cachedEndpoints(webhookEndpoints, webhookEndpoints),
+    ...cachedEndpoints(webhookEndpoints, webhookEndpoints, cacheClock),
     queue: { send: async (message, delaySeconds) => void queued.push({ message, delaySeconds, dueAt: clock.now + delaySeconds * 1000 }) },
     send: send ?? createHttpSender({ policy: { allowInsecure: true }, timeoutMs: TIMEOUT_MS }),
     breakerSettings: breakerSettings(TIMEOUT_MS),
@@ -193,6 +193,41 @@ describe('an endpoint that stops answering', () => {
 
     // Assert: delivered at once (its probe answered)
     expect(await stored(keys.webhookDelivery(resentDelivery.id))).toMatchObject({ status: 'succeeded', attempts: 1 });
+  });
+});
+
+describe('a consumer whose cached view of the breaker is from before it closed', () => {
+  it('parks a delivery on it, and the late wake the close sent wakes it', async () => {
+    // Arrange: an endpoint whose breaker is open for a minute, one probe short of closing; a consumer that caches
+    // that view
+    const endpointId = await createEndpoint('/healthy');
+    const clock = { now: Date.now() };
+    const read = await webhookEndpoints.getBreaker(partner.partnerId, endpointId);
+    const open: BreakerState = { ...NEW_ENDPOINT_BREAKER, answeredAt: 1, openUntil: clock.now + 60_000, cooldownMs: 60_000, probesToClose: 1 };
+    expect(await webhookEndpoints.putBreaker(partner.partnerId, endpointId, open, read?.revision ?? 0)).toBe(true);
+    const stale = consumer(clock, undefined, () => 0); // its cache never expires
+    await stale.deps.endpoints.getWebhookEndpointWithSecret(partner.partnerId, endpointId);
+
+    // Act: an admin resend ends the cool-down (as resendDelivery does); another consumer's probe answers and closes
+    // the breaker; its wake at once finds nothing
+    const opened = await webhookEndpoints.getBreaker(partner.partnerId, endpointId);
+    expect(await webhookEndpoints.putBreaker(partner.partnerId, endpointId, { ...open, openUntil: clock.now }, opened?.revision ?? 0)).toBe(true);
+    const closer = consumer(clock);
+    await closer.consume(await newDelivery(endpointId));
+    expect(await circuitOf(endpointId)).toEqual({ state: 'closed', open_until: null });
+    const atOnce = closer.queued.filter(({ dueAt }) => dueAt <= clock.now);
+    expect(atOnce).toHaveLength(1);
+    await closer.consumeMessages(...atOnce.map(({ message }) => message));
+    // ... then the stale consumer, its cache saying open for most of a minute yet, parks a new delivery
+    const late = await newDelivery(endpointId);
+    await stale.consume(late);
+    expect((await stored(keys.webhookDelivery(late.id))).gsi4pk).toMatch(keys.parkedPrefix(endpointId));
+
+    // Assert: the close's second wake, 2 s after it, wakes it, and it is delivered
+    expect(closer.wakes().map(({ dueAt }) => dueAt - clock.now)).toEqual([0, 2_000]);
+    closer.queued.splice(0, closer.queued.length, ...closer.wakes().filter(({ dueAt }) => dueAt > clock.now));
+    await closer.drain();
+    expect(await stored(keys.webhookDelivery(late.id))).toMatchObject({ status: 'succeeded', attempts: 1 });
   });
 });
 
