@@ -37,6 +37,7 @@ const STEP_METRIC: Record<DeliveryStep['outcome'], string> = {
   'not-due': 'NotDue',
   superseded: 'Superseded',
   parked: 'Parked',
+  deferred: 'Deferred',
   succeeded: 'Succeeded',
   'retry-scheduled': 'RetryScheduled',
   failed: 'Failed',

@@ -43,8 +43,11 @@ export const LEGACY_ENDPOINT_BREAKER: BreakerState = { ...NEW_ENDPOINT_BREAKER, 
 /** Probes that must answer in a row before an endpoint that timed out takes attempts freely again. */
 export const PROBES_TO_CLOSE = 3;
 
-/** An answer that took this long or more makes the endpoint slow; a faster one makes it fast again. */
+/** An answer that took this long or more makes the endpoint slow. */
 export const SLOW_ANSWER_MS = 1_000;
+
+/** An answer faster than this makes a slow endpoint fast again (between the two, it stays as it is: no flapping writes). */
+export const FAST_ANSWER_MS = 500;
 
 /** Attempts in flight at once to a slow endpoint. */
 export const SLOW_ENDPOINT_LEASES = 2;
@@ -133,18 +136,21 @@ export interface AttemptOutcome {
  * The state after an attempt; `undefined` when nothing changes (no write: the common case of a closed, fast
  * endpoint answering fast).
  *
- * - Its lease, if it had one still on record, is given back. It was the probe if the breaker is not closed.
+ * - Its lease, if it had one still on record, is given back. It was the probe if the breaker is not closed and
+ *   the lease was taken since it opened.
  * - A probe's answer closes a new endpoint's breaker; one that has timed out needs {@link PROBES_TO_CLOSE} in a
  *   row (a flapping endpoint does not get the whole consumer back on one lucky answer). A probe that times out
  *   opens it again, for twice the last cool-down (at most the cap).
  * - An attempt sent while closed opens it when it times out, unless it was sent before the last recorded answer
- *   (a stale timeout: the endpoint has answered since). Its answer sets whether the endpoint is slow. The answer of
+ *   (a stale timeout: the endpoint has answered since). Its answer sets whether the endpoint is slow (1 s or more)
+ *   or fast again (under half a second; in between it stays as it is). The answer of
  *   an attempt that is not the probe does not move a breaker that is not closed.
  */
 export function afterAttempt(state: BreakerState, attempt: AttemptOutcome, now: number, settings: BreakerSettings): BreakerState | undefined {
   const released = attempt.lease === undefined ? undefined : giveBackLease(state, attempt.lease);
   const base = released ?? state;
-  const probe = released !== undefined && !isClosed(state);
+  // A lease taken since the breaker opened is its probe; one taken before (a slow endpoint's) is not.
+  const probe = released !== undefined && !isClosed(state) && attempt.startedAt >= state.openUntil - state.cooldownMs;
   if (attempt.timedOut) {
     if (probe) {
       const cooldownMs = Math.min(Math.max(state.cooldownMs * 2, settings.firstCooldownMs), settings.maxCooldownMs);
@@ -155,7 +161,7 @@ export function afterAttempt(state: BreakerState, attempt: AttemptOutcome, now: 
     }
     return released;
   }
-  const slow = attempt.tookMs >= SLOW_ANSWER_MS;
+  const slow = attempt.tookMs >= SLOW_ANSWER_MS || (state.slow && attempt.tookMs >= FAST_ANSWER_MS);
   if (probe) {
     const probesToClose = Math.max(0, state.probesToClose - 1);
     return probesToClose === 0

@@ -16,12 +16,6 @@ import { type Page, queryPage, statusFilter } from './paging';
 /** How long after its creation a pending delivery that no message has picked up is relayed again. */
 export const OUTBOX_GRACE_MS = 30_000;
 
-/**
- * How long a parked delivery waits, at most, before the sweep sends it again should nothing wake it (a wake lost with
- * a consumer that stopped): 15 to 30 minutes past its park (jittered, so the deliveries parked together do not come
- * back together). It is then looked at again, and parked again while its endpoint still cannot take it.
- */
-const PARK_MS = 15 * 60_000;
 /** A parked delivery looked at again needs no write while its outbox key is at least this far ahead. */
 const PARK_MARGIN_MS = 5 * 60_000;
 
@@ -138,20 +132,20 @@ export async function claimAttempt(
 /**
  * Parks a pending delivery that no attempt is running on: its endpoint cannot take it now (its breaker open, or
  * every lease of a slow endpoint taken). It enters the endpoint's parked index, where the consumer finds it to wake
- * it, and its outbox sort key moves to `until` plus {@link PARK_MS} (jittered), so the sweep sends it again only if
- * nothing wakes it: its attempt count unchanged, no queue message. Conditional on the delivery being as read (still
- * pending at `attempts`, no lease running).
+ * it, and its outbox sort key moves to `relayAfter` (the sweep is only the wakes' backstop): its attempt count
+ * unchanged, no queue message. Conditional on the delivery being as read (still pending at `attempts`, no lease
+ * running).
  *
- * `true` once it is parked (already parked with an outbox key ahead of `until`: no write), `false` when an attempt
- * is running on it (its consumer schedules what follows) or it moved since it was read.
+ * `true` once it is parked (already parked with an outbox key still {@link PARK_MARGIN_MS} ahead: no write), `false`
+ * when an attempt is running on it (its consumer schedules what follows) or it moved since it was read.
  */
 export async function parkDelivery(
   delivery: Pick<WebhookDelivery, 'id' | 'endpointId' | 'createdAt' | 'attempts' | 'leaseUntil' | 'relayAfter' | 'parked'>,
-  at: { now: number; until: number; jitter: number },
+  at: { now: number; relayAfter: number },
 ): Promise<boolean> {
   if ((delivery.leaseUntil ?? 0) > at.now) return false;
-  if (delivery.parked === true && delivery.relayAfter !== undefined && at.until + PARK_MARGIN_MS <= delivery.relayAfter) return true;
-  const outbox = outboxAfter(delivery.id, Math.max(at.now, at.until) + Math.round(PARK_MS * (1 + at.jitter)));
+  if (delivery.parked === true && delivery.relayAfter !== undefined && delivery.relayAfter >= at.now + PARK_MARGIN_MS) return true;
+  const outbox = outboxAfter(delivery.id, at.relayAfter);
   const parked = keys.parkedIndex(delivery.endpointId, delivery.id, delivery.createdAt);
   return writeIfCondition(
     documentClient.send(
@@ -176,8 +170,11 @@ export async function parkDelivery(
   );
 }
 
-/** The ids of up to `limit` deliveries parked on an endpoint, longest-waiting first (the index: eventually consistent). */
-export async function parkedDeliveries(endpointId: string, limit: number): Promise<string[]> {
+/**
+ * Up to `limit` deliveries parked on an endpoint, longest-waiting first, with when each was created (the index:
+ * eventually consistent).
+ */
+export async function parkedDeliveries(endpointId: string, limit: number): Promise<Array<{ deliveryId: string; createdAt: string }>> {
   const shards = await Promise.all(
     Array.from({ length: PARKED_SHARDS }, async (_, shard) => {
       const { Items } = await documentClient.send(
@@ -192,7 +189,7 @@ export async function parkedDeliveries(endpointId: string, limit: number): Promi
       return (Items ?? []).map((item) => item.gsi4sk as string);
     }),
   );
-  return shards.flat().sort().slice(0, limit).map(keys.parkedDeliveryId);
+  return shards.flat().sort().slice(0, limit).map(keys.parkedEntry);
 }
 
 /**

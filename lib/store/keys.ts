@@ -38,11 +38,11 @@ function shardOf(id: string, shards: number): number {
 export const reconciliationShardOf = (svcTxId: string): number => shardOf(svcTxId, RECONCILIATION_SHARDS);
 
 /**
- * The parked-deliveries index's shard count per endpoint. A delivery is parked once while its endpoint cannot take
- * it (and again after each hour it waits): one partner's 3,000 payments a second to a dead endpoint make 3,000 parks
- * a second, 375 per shard, under half a partition's 1,000 writes (decisions.md §11).
+ * The parked-deliveries index's shard count per endpoint. A delivery enters the index once while its endpoint cannot
+ * take it and leaves it once (woken, attempted or failed): one partner's 3,000 payments a second to a dead endpoint
+ * make 6,000 index writes a second, 375 per shard, under half a partition's 1,000 (decisions.md §11).
  */
-export const PARKED_SHARDS = 8;
+export const PARKED_SHARDS = 16;
 
 export const keys = {
   partner: (partnerId: string): TableKey => ({ pk: `PARTNER#${partnerId}`, sk: 'PROFILE' }),
@@ -159,8 +159,8 @@ export const keys = {
     gsi4pk: keys.parkedPartition(endpointId, shardOf(deliveryId, PARKED_SHARDS)),
     gsi4sk: timeOrdered(createdAt, deliveryId),
   }),
-  /** The delivery id a parked sort key ends with. */
-  parkedDeliveryId: (gsi4sk: string) => gsi4sk.slice(gsi4sk.lastIndexOf('#') + 1),
+  /** The delivery and its creation time a parked sort key was built from. */
+  parkedEntry: (gsi4sk: string) => ({ deliveryId: gsi4sk.slice(gsi4sk.lastIndexOf('#') + 1), createdAt: gsi4sk.slice(0, gsi4sk.lastIndexOf('#')) }),
   /** The gsi1 partition holding a partner's deliveries. */
   deliveriesOf: (partnerId: string) => `DELIVERIES#${partnerId}`,
   webhookDeliveryIndex: (partnerId: string, deliveryId: string, createdAt: string): IndexKeys => ({

@@ -17,7 +17,7 @@ export interface OutboxEntry {
   sortKey: string;
   relayAfter: string;
   attempts: number;
-  /** Epoch ms: when its next attempt is due (a retry's backoff, a deferral), if it waits for one. */
+  /** Epoch ms: when its next attempt is due (a retry's backoff), if it waits for one. */
   nextAttemptAt?: number | undefined;
 }
 

@@ -103,6 +103,8 @@ export type DeliveryStep =
   | { outcome: 'unknown' | 'finished' | 'not-due' | 'superseded' }
   /** Parked on its endpoint: `open` until `until`, or `busy` (every lease taken). */
   | { outcome: 'parked'; reason: 'open' | 'busy'; until: number }
+  /** Not parked, or taken out again at once: its own message comes back at `until`. */
+  | { outcome: 'deferred'; until: number }
   | { outcome: 'succeeded'; attempt: number; httpStatus: number; probe: boolean; breaker: BreakerChange }
   | { outcome: 'retry-scheduled'; attempt: number; httpStatus: number | null; delaySeconds: number; enqueued: boolean; probe: boolean; breaker: BreakerChange }
   | { outcome: 'failed'; attempt: number; httpStatus: number | null; error: string; probe?: boolean; breaker?: BreakerChange };
@@ -184,7 +186,10 @@ export async function deliverWebhook(deps: WebhookDeliveryDeps, message: { deliv
   });
   if (!claimed) {
     const { lease } = gate;
-    if (lease !== undefined) await updateBreaker(deps, delivery, gate.breaker, (state) => giveBackLease(state, lease));
+    if (lease !== undefined) {
+      await updateBreaker(deps, delivery, gate.breaker, (state) => giveBackLease(state, lease));
+      await sendWake(deps, delivery, deps.now());
+    }
     return { outcome: 'not-due' };
   }
   const attempt = delivery.attempts + 1;
@@ -258,24 +263,47 @@ async function passBreaker(deps: WebhookDeliveryDeps, delivery: WebhookDelivery,
 }
 
 /**
+ * How long past its 24 h a parked delivery's outbox key lies (jittered up to as long again): the sweep is the
+ * backstop of the wakes, and a delivery parked on an open breaker is failed at 24 h by a wake before that.
+ */
+const PARK_BACKSTOP_MS = 60 * 60_000;
+
+/**
  * Step 3, parking: the delivery waits in its endpoint's parked index, with no message (a write conditional on the
- * delivery being as read). Parked because every lease was taken, it looks at the breaker once more: a lease given
- * back between the first look and the park (its wake gone by before the park) would leave it waiting on the sweep,
- * so it sends the wake itself. Parked on an open breaker, the wake sent when it opened comes at the cool-down's end.
- * A delivery that has waited on the breaker past {@link MAX_BREAKER_WAIT_MS} is failed instead.
+ * delivery being as read); its outbox key moves past its 24 h, the sweep only its backstop. Then:
+ * - parked because every lease was taken, it looks at the breaker once more (strongly consistent): a lease given
+ *   back between the first look and the park (its wake gone by before the park showed in the index) would leave it
+ *   waiting, so if the endpoint can take it now it takes itself out of the index and sends its own message;
+ * - on an open breaker, the wake sent when it opened comes at the cool-down's end; a delivery that comes within two
+ *   seconds of that end is not parked (the wake's look at the index could miss it): it comes back itself, by a
+ *   message delayed until the end.
+ * A delivery that has waited on an open breaker past {@link MAX_BREAKER_WAIT_MS} is failed instead. One waiting for
+ * a slow endpoint's lease is not: the endpoint answers, and takes its parked deliveries oldest first.
  */
 async function parkOnBreaker(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, gate: Extract<Gate, { kind: 'park' }>): Promise<DeliveryStep> {
   const now = deps.now();
-  if (now - Date.parse(delivery.createdAt) > MAX_BREAKER_WAIT_MS) {
-    return failWithoutAttempt(deps, delivery, `Not attempted again: the endpoint kept timing out, its circuit breaker open for over ${MAX_BREAKER_WAIT_MS / 3_600_000} h`);
+  const createdAt = Date.parse(delivery.createdAt);
+  if (gate.reason === 'open' && now - createdAt > MAX_BREAKER_WAIT_MS) return failOnOpenBreaker(deps, delivery);
+  if (gate.reason === 'open' && gate.until - now <= ENDPOINT_STALENESS_MS + 1_000) {
+    await deps.queue.send({ deliveryId: delivery.id, partnerId: delivery.partnerId }, Math.ceil((gate.until - now) / 1000));
+    return { outcome: 'deferred', until: gate.until };
   }
-  if (!(await deps.deliveries.parkDelivery(delivery, { now, until: gate.until, jitter: deps.random() }))) return { outcome: 'not-due' };
+  const relayAfter = Math.max(createdAt + MAX_BREAKER_WAIT_MS, now) + Math.round(PARK_BACKSTOP_MS * (1 + deps.random()));
+  if (!(await deps.deliveries.parkDelivery(delivery, { now, relayAfter }))) return { outcome: 'not-due' };
   if (gate.reason === 'busy') {
     const breaker = await deps.breakers.getBreaker(delivery.partnerId, delivery.endpointId);
-    if (breaker === undefined || freeCapacityOf(breaker.state, deps.now()) > 0) await sendWake(deps, delivery, deps.now());
+    const free = breaker === undefined || freeCapacityOf(breaker.state, deps.now()) > 0;
+    if (free && (await deps.deliveries.unparkDelivery(delivery.id, delivery.endpointId))) {
+      await deps.queue.send({ deliveryId: delivery.id, partnerId: delivery.partnerId }, 0);
+      return { outcome: 'deferred', until: now };
+    }
   }
   return { outcome: 'parked', reason: gate.reason, until: gate.until };
 }
+
+/** Fails a delivery that has waited on its endpoint's open breaker past {@link MAX_BREAKER_WAIT_MS}, without an attempt. */
+const failOnOpenBreaker = (deps: WebhookDeliveryDeps, delivery: WebhookDelivery) =>
+  failWithoutAttempt(deps, delivery, `Not attempted again: the endpoint kept timing out, its circuit breaker open for over ${MAX_BREAKER_WAIT_MS / 3_600_000} h`);
 
 /** A wake message for the delivery's endpoint, handed over at `at` (now, or a cool-down's end). */
 const sendWake = (deps: WebhookDeliveryDeps, delivery: Pick<WebhookDelivery, 'partnerId' | 'endpointId'>, at: number) =>
@@ -284,43 +312,60 @@ const sendWake = (deps: WebhookDeliveryDeps, delivery: Pick<WebhookDelivery, 'pa
 /** Parked deliveries one wake message takes out at most; an endpoint that can take more gets another wake message. */
 export const WAKE_PAGE = 100;
 
-/** What one wake message did, for the consumer's log line and for tests. */
+/** What one wake message did, for the consumer's log line and for tests; `expired`: parked past 24 h on an open breaker, failed. */
 export type WakeStep =
-  | { outcome: 'woken'; woken: number; more: boolean }
+  | { outcome: 'woken'; woken: number; more: boolean; expired: number }
   /** The endpoint cannot take a delivery now: `open` (woken again at `until`), or `busy` (its leases' outcomes wake it). */
-  | { outcome: 'waiting'; reason: 'open' | 'busy'; until?: number };
+  | { outcome: 'waiting'; reason: 'open' | 'busy'; until?: number; expired: number };
 
 /**
  * Handles a wake message: takes out of the endpoint's parked index as many deliveries as it can take now (oldest
  * first, each by a conditional write, so two wakes never wake one delivery twice) and sends a message for each. An
  * endpoint that takes any number (closed and fast, or deleted: its deliveries are failed) is woken a page at a
  * time, each page's wake message sending the next. A wake that comes before the cool-down's end is sent again,
- * delayed until then. A lost wake (a consumer that stopped) is made good by the sweep, which sends every parked
- * delivery again 15 to 30 minutes after its park.
+ * delayed until then, so an open endpoint always has one on its way. While the breaker is not closed, the wake
+ * first fails the deliveries parked on it past {@link MAX_BREAKER_WAIT_MS} (oldest first, a page at a time).
+ * A lost wake (a consumer that stopped between a breaker's write and its wake) is made good by the next delivery to
+ * the endpoint, or at last by the sweep, which sends a parked delivery again an hour or two past its 24 h.
  */
 export async function wakeEndpoint(deps: WebhookDeliveryDeps, message: { partnerId: string; endpointId: string }): Promise<WakeStep> {
   const breaker = await deps.breakers.getBreaker(message.partnerId, message.endpointId);
+  const expired = breaker !== undefined && !isClosed(breaker.state) ? await failExpiredParked(deps, message) : 0;
   const now = deps.now();
-  const free = breaker === undefined ? Infinity : freeCapacityOf(breaker.state, now);
   if (breaker !== undefined && now < breaker.state.openUntil) {
-    await sendWake(deps, message, breaker.state.openUntil);
-    return { outcome: 'waiting', reason: 'open', until: breaker.state.openUntil };
+    await sendWake(deps, message, expired === WAKE_PAGE ? now : breaker.state.openUntil);
+    return { outcome: 'waiting', reason: 'open', until: breaker.state.openUntil, expired };
   }
-  if (free <= 0) return { outcome: 'waiting', reason: 'busy' };
+  const free = breaker === undefined ? Infinity : freeCapacityOf(breaker.state, now);
+  if (free <= 0) return { outcome: 'waiting', reason: 'busy', expired };
   const limit = Math.min(free, WAKE_PAGE);
   const parked = await deps.deliveries.parkedDeliveries(message.endpointId, limit);
   const woken = await Promise.all(
-    parked.map(async (deliveryId) => {
+    parked.map(async ({ deliveryId }) => {
       if (!(await deps.deliveries.unparkDelivery(deliveryId, message.endpointId))) return false;
       await deps.queue.send({ deliveryId, partnerId: message.partnerId }, 0);
       return true;
     }),
   );
   const count = woken.filter(Boolean).length;
-  const more = free === Infinity && parked.length === limit;
+  const more = (free === Infinity && parked.length === limit) || expired === WAKE_PAGE;
   // A full page of which none could be woken: the index has not caught up with the last wake's writes yet.
-  if (more) await sendWake(deps, message, count > 0 ? now : now + 1_000);
-  return { outcome: 'woken', woken: count, more };
+  if (more) await sendWake(deps, message, count > 0 || expired === WAKE_PAGE ? now : now + 1_000);
+  return { outcome: 'woken', woken: count, more, expired };
+}
+
+/** Fails up to a page of the deliveries parked on the endpoint past {@link MAX_BREAKER_WAIT_MS}; how many it looked at and failed. */
+async function failExpiredParked(deps: WebhookDeliveryDeps, endpoint: { endpointId: string }): Promise<number> {
+  const deadline = deps.now() - MAX_BREAKER_WAIT_MS;
+  const oldest = await deps.deliveries.parkedDeliveries(endpoint.endpointId, WAKE_PAGE);
+  const expired = oldest.filter(({ createdAt }) => Date.parse(createdAt) < deadline);
+  await Promise.all(
+    expired.map(async ({ deliveryId }) => {
+      const delivery = await deps.deliveries.getDelivery(deliveryId);
+      if (delivery?.status === 'pending') await failOnOpenBreaker(deps, delivery);
+    }),
+  );
+  return expired.length;
 }
 
 /**
@@ -333,7 +378,7 @@ async function updateBreaker(
   delivery: Pick<WebhookDelivery, 'partnerId' | 'endpointId'>,
   read: StoredBreaker,
   next: (state: BreakerState) => BreakerState | undefined,
-): Promise<{ before: BreakerState; after: BreakerState } | 'unchanged' | 'not-recorded'> {
+): Promise<{ before: BreakerState; after: BreakerState } | 'unchanged' | 'gone' | 'not-recorded'> {
   try {
     let breaker: StoredBreaker | undefined = read;
     for (let tries = 0; breaker !== undefined && tries < BREAKER_WRITE_TRIES; tries += 1) {
@@ -342,7 +387,7 @@ async function updateBreaker(
       if (await deps.breakers.putBreaker(delivery.partnerId, delivery.endpointId, after, breaker.revision)) return { before: breaker.state, after };
       breaker = await deps.breakers.getBreaker(delivery.partnerId, delivery.endpointId);
     }
-    return breaker === undefined ? 'unchanged' : 'not-recorded';
+    return breaker === undefined ? 'gone' : 'not-recorded';
   } catch {
     return 'not-recorded';
   }
@@ -355,7 +400,9 @@ async function updateBreaker(
 async function recordOnBreaker(deps: WebhookDeliveryDeps, delivery: WebhookDelivery, read: StoredBreaker, outcome: AttemptOutcome): Promise<BreakerChange> {
   const now = deps.now();
   const written = await updateBreaker(deps, delivery, read, (state) => afterAttempt(state, outcome, now, deps.breakerSettings));
-  if (typeof written === 'string') return written;
+  // Deleted meanwhile: a wake fails what is parked on it.
+  if (written === 'gone') await sendWake(deps, delivery, now).catch(() => undefined);
+  if (typeof written === 'string') return written === 'gone' ? 'unchanged' : written;
   const { before, after } = written;
   if (after.openUntil > now) {
     await sendWake(deps, delivery, after.openUntil).catch(() => undefined);
@@ -413,14 +460,16 @@ export async function resendDelivery(deliveryId: string): Promise<WebhookDeliver
     nextAttemptAt: undefined, // the original's backoff is not the resend's: it is due at once
     leaseUntil: undefined,
     relayAfter: undefined,
+    parked: undefined,
     createdAt: now,
     updatedAt: now,
   };
   const audit = auditOf(resent, 'webhook_delivery.resent', Date.parse(now), { resent_from: original.id });
-  await deliveries.putResentDelivery(resent, audit);
+  // The cool-down ends before the resent delivery exists, so the relay cannot hand it over to an open breaker.
   const breaker = await webhookEndpoints.getBreaker(resent.partnerId, resent.endpointId);
   if (breaker !== undefined && breaker.state.openUntil > Date.parse(now)) {
     await webhookEndpoints.putBreaker(resent.partnerId, resent.endpointId, { ...breaker.state, openUntil: Date.parse(now) }, breaker.revision);
   }
+  await deliveries.putResentDelivery(resent, audit);
   return resent;
 }

@@ -16,7 +16,7 @@ import type { WebhookDelivery } from '../../lib/domain/webhooks';
 import { parkedDeliveries, putNewDelivery } from '../../lib/store/deliveries';
 import { documentClient, tableName } from '../../lib/store/dynamo';
 import { keys } from '../../lib/store/keys';
-import type { WebhookDeliveryDeps } from '../../lib/use-cases/webhook-deliveries';
+import { MAX_BREAKER_WAIT_MS, wakeEndpoint, type WebhookDeliveryDeps } from '../../lib/use-cases/webhook-deliveries';
 import { createHttpSender, type WebhookSender } from '../../lib/webhooks/http-sender';
 import type { QueueMessage } from '../../lib/webhooks/queue';
 import { type PartnerCredentials, TestApi } from '../support/api';
@@ -45,9 +45,10 @@ async function createEndpoint(path: string): Promise<string> {
   return created.body.id as string;
 }
 
-async function newDelivery(endpointId: string): Promise<WebhookDelivery> {
+async function newDelivery(endpointId: string, createdAt = new Date().toISOString()): Promise<WebhookDelivery> {
   const svcTxId = newSvcTxId();
-  const delivery = pendingDelivery({ endpointId, partnerId: partner.partnerId, svcTxId, payload: JSON.stringify({ event: 'transaction_succeeded', svc_tx_id: svcTxId }) });
+  const payload = JSON.stringify({ event: 'transaction_succeeded', svc_tx_id: svcTxId });
+  const delivery = { ...pendingDelivery({ endpointId, partnerId: partner.partnerId, svcTxId, payload }), createdAt, updatedAt: createdAt };
   await documentClient.send(new TransactWriteCommand({ TransactItems: [putNewDelivery(delivery)] }));
   return delivery;
 }
@@ -144,7 +145,7 @@ describe('an endpoint that stops answering', () => {
     await queue.consume(probed);
     expect(receiver.arrivals('/flaky')).toHaveLength(1);
     for (const delivery of [third, probed]) expect((await stored(keys.webhookDelivery(delivery.id))).gsi4pk).toMatch(keys.parkedPrefix(endpointId));
-    expect((await parkedDeliveries(endpointId, 10)).sort()).toEqual([first.id, second.id, third.id].sort());
+    expect((await parkedDeliveries(endpointId, 10)).map(({ deliveryId }) => deliveryId).sort()).toEqual([first.id, second.id, third.id].sort());
     expect(queue.queued).toHaveLength(1); // the wake
 
     // Act: the endpoint recovers; the queue runs on: at the cool-down's end the wake sends the longest-waiting
@@ -193,6 +194,58 @@ describe('an endpoint that stops answering', () => {
 
     // Assert: delivered at once (its probe answered)
     expect(await stored(keys.webhookDelivery(resentDelivery.id))).toMatchObject({ status: 'succeeded', attempts: 1 });
+  });
+});
+
+/** A new endpoint at `path` that never answers, its breaker opened by a first delivery's probe; the consumer that did it. */
+async function deadEndpointOpened(path: string) {
+  const endpointId = await createEndpoint(path);
+  receiver.behave(path, { hang: true });
+  const clock = { now: Date.now() };
+  const queue = consumer(clock);
+  await queue.consume(await newDelivery(endpointId));
+  expect((await circuitOf(endpointId))?.state).toBe('open');
+  return { endpointId, clock, queue };
+}
+
+describe('deliveries parked on an endpoint that never comes back', () => {
+  it('are failed once parked 24 h on its open breaker, by the wake at a cool-down’s end (no attempt, an audit row)', async () => {
+    // Arrange: a dead endpoint whose breaker a probe opened; a delivery made a minute short of 24 h ago, parked on it
+    const { endpointId, clock, queue } = await deadEndpointOpened('/gone-for-good');
+    const old = await newDelivery(endpointId, new Date(clock.now - MAX_BREAKER_WAIT_MS + 60_000).toISOString());
+    clock.now += 1_000;
+    expect(await queue.consume(old)).toEqual({ batchItemFailures: [] });
+    expect(await stored(keys.webhookDelivery(old.id))).toMatchObject({ status: 'pending', attempts: 0, gsi4pk: expect.any(String) });
+
+    // Act: two minutes on, the wake at the cool-down's end
+    clock.now += 120_000;
+    const wake = queue.wakes().at(-1);
+    expect(wake).toBeDefined();
+    const step = await wakeEndpoint(queue.deps, { partnerId: partner.partnerId, endpointId });
+
+    // Assert: failed without an attempt, out of the parked index, audited; the endpoint still probed by another
+    expect(step).toMatchObject({ expired: 1 });
+    expect(await stored(keys.webhookDelivery(old.id))).toMatchObject({ status: 'failed', attempts: 0, lastError: expect.stringContaining('circuit breaker open for over 24 h') });
+    expect((await stored(keys.webhookDelivery(old.id))).gsi4pk).toBeUndefined();
+    const audit = (await api.admin('GET', `/admin/audit-events?partner_id=${partner.partnerId}&type=webhook_delivery.failed`)).body.items as Array<Record<string, any>>;
+    expect(audit.some((event) => event.resource_id === old.id)).toBe(true);
+  });
+
+  it('are failed as soon as their endpoint is deleted and a wake comes (the endpoint was deleted)', async () => {
+    // Arrange: a dead endpoint, open, with two deliveries parked on it
+    const { endpointId, clock, queue } = await deadEndpointOpened('/deleted');
+    const parked = [await newDelivery(endpointId), await newDelivery(endpointId)];
+    clock.now += 1_000;
+    await queue.consume(...parked);
+    expect(await parkedDeliveries(endpointId, 10)).toHaveLength(2);
+
+    // Act: the partner deletes the endpoint; the queue runs on (the cool-down's wake, the first delivery's retry)
+    expect((await api.admin('DELETE', `/admin/partners/${partner.partnerId}/webhook-endpoints/${endpointId}`)).status).toBe(204);
+    await queue.drain();
+
+    // Assert: every delivery failed, none left parked
+    for (const delivery of parked) expect(await stored(keys.webhookDelivery(delivery.id))).toMatchObject({ status: 'failed', attempts: 0, lastError: 'The webhook endpoint was deleted' });
+    expect(await parkedDeliveries(endpointId, 10)).toEqual([]);
   });
 });
 
@@ -267,6 +320,7 @@ describe('an endpoint that answers, slowly', () => {
     const items = await Promise.all(six.map((delivery) => stored(keys.webhookDelivery(delivery.id))));
     expect(items.filter((item) => item.status === 'succeeded')).toHaveLength(2);
     expect(items.filter((item) => item.status === 'pending' && item.attempts === 0 && typeof item.gsi4pk === 'string')).toHaveLength(4);
+    expect(queue.queued.length).toBeGreaterThan(0);
     expect(queue.queued.every(({ message }) => 'wakeEndpointId' in message)).toBe(true);
 
     // Act: the queue runs on

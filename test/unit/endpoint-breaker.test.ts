@@ -23,7 +23,7 @@ import {
 const settings = breakerSettings(10_000);
 const T = 1_700_000_000_000;
 const closed: BreakerState = { ...NEW_ENDPOINT_BREAKER, answeredAt: T - 60_000 };
-const answered = (tookMs: number, lease?: number): AttemptOutcome => ({ lease, timedOut: false, startedAt: T - tookMs, tookMs });
+const answered = (tookMs: number, lease?: number, startedAt = T - tookMs): AttemptOutcome => ({ lease, timedOut: false, startedAt, tookMs });
 const timedOut = (lease?: number, startedAt = T - 10_000): AttemptOutcome => ({ lease, timedOut: true, startedAt, tookMs: 10_000 });
 
 /** The probe of `state`, taken at `now - 10 s`, times out at `now`: the state after, opened again. */
@@ -58,7 +58,10 @@ describe('an endpoint breaker', () => {
     const back = afterAttempt(two.state, { ...answered(9_900, one.lease) }, T + 9_900, settings) as BreakerState;
     expect(back).toMatchObject({ slow: true, leases: [two.lease] });
     expect(freeCapacityOf(back, T + 9_900)).toBe(1);
-    // A fast answer makes it fast: no lease needed any more
+    // An answer between half a second and a second leaves it slow (no write: no flapping around one threshold)
+    expect(afterAttempt(one.state, answered(700), T + 800, settings)).toBeUndefined();
+    expect(afterAttempt(closed, answered(700), T + 800, settings)).toBeUndefined();
+    // A fast answer (under half a second) makes it fast: no lease needed any more
     const fast = afterAttempt(back, answered(50, two.lease), T + 9_950, settings) as BreakerState;
     expect(fast).toMatchObject({ slow: false, leases: [], answeredAt: T + 9_950 });
     expect(admit(fast, T + 9_950)).toEqual({ kind: 'attempt' });
@@ -103,6 +106,15 @@ describe('an endpoint breaker', () => {
     expect(freeCapacityOf(opened, T + 5_000)).toBe(1);
   });
 
+  it('does not count a slow endpoint’s lease taken before the breaker opened as its probe', () => {
+    const { state, lease } = takeLease({ ...closed, slow: true }, T - 2_000, settings);
+    const opened = afterAttempt(state, timedOut(undefined, T - 10_000), T, settings) as BreakerState;
+    expect(opened).toMatchObject({ openUntil: T + 5_000, leases: [lease] });
+    // Its answer gives the lease back and moves the breaker no nearer closing; its timeout opens it no longer
+    expect(afterAttempt(opened, { lease, timedOut: false, startedAt: T - 2_000, tookMs: 2_500 }, T + 500, settings)).toEqual({ ...opened, leases: [] });
+    expect(afterAttempt(opened, { lease, timedOut: true, startedAt: T - 2_000, tookMs: 10_000 }, T + 8_000, settings)).toEqual({ ...opened, leases: [] });
+  });
+
   it('opens a slow endpoint that times out, and gives the lease of that attempt back', () => {
     const { state, lease } = takeLease({ ...closed, slow: true }, T - 10_000, settings);
     expect(afterAttempt(state, timedOut(lease), T, settings)).toMatchObject({ openUntil: T + 5_000, leases: [] });
@@ -119,13 +131,13 @@ describe('an endpoint breaker', () => {
     for (const left of [2, 1]) {
       expect(admit(state, now)).toEqual({ kind: 'lease', probe: true });
       const { state: probing, lease } = takeLease(state, now, settings);
-      state = afterAttempt(probing, answered(50, lease), now + 50, settings) as BreakerState;
+      state = afterAttempt(probing, answered(50, lease, now), now + 50, settings) as BreakerState;
       expect(state).toMatchObject({ probesToClose: left, leases: [] });
       expect(breakerPhase(state, now + 50)).toBe('probing');
       now += 100;
     }
     const { state: last, lease } = takeLease(state, now, settings);
-    expect(afterAttempt(last, answered(50, lease), now + 50, settings)).toEqual({ ...NEW_ENDPOINT_BREAKER, answeredAt: now + 50 });
+    expect(afterAttempt(last, answered(50, lease, now), now + 50, settings)).toEqual({ ...NEW_ENDPOINT_BREAKER, answeredAt: now + 50 });
 
     const relapsed = probeTimesOut({ ...state, probesToClose: 1 }, now + 10_000);
     expect(relapsed).toMatchObject({ probesToClose: 3, cooldownMs: 10_000, openUntil: now + 20_000 });

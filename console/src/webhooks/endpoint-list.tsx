@@ -65,7 +65,7 @@ export function EndpointList({ partnerId, endpoints }: Props) {
               <code>{endpoint.url}</code>
             </td>
             <td>{endpoint.events.join(', ')}</td>
-            <td title="closed: deliveries go out freely; probing: one attempt at a time; open: none until the time shown (the endpoint timed out)">
+            <td title="closed: deliveries go out freely; slow: two at a time (it answers in 1 s or more); probing: one attempt at a time; open: none until the time shown (the endpoint timed out)">
               {endpoint.circuit.state}
               {endpoint.circuit.open_until !== null && ` until ${when(endpoint.circuit.open_until)}`}
             </td>
