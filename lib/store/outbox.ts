@@ -19,6 +19,8 @@ export interface OutboxEntry {
   attempts: number;
   /** Epoch ms: when its next attempt is due (a retry's backoff), if it waits for one. */
   nextAttemptAt?: number | undefined;
+  /** Epoch ms: an attempt is running on it until then (its lease), if one is. */
+  leaseUntil?: number | undefined;
 }
 
 const PAGE_SIZE = 100;
@@ -37,7 +39,7 @@ export async function* outboxEntries(upTo: string | undefined): AsyncGenerator<O
         IndexName: 'gsi2',
         KeyConditionExpression: upTo === undefined ? 'gsi2pk = :outbox' : 'gsi2pk = :outbox AND gsi2sk <= :upTo',
         ExpressionAttributeValues: { ':outbox': keys.outbox, ...(upTo === undefined ? {} : { ':upTo': `${upTo}#\uffff` }) },
-        ProjectionExpression: 'id, partnerId, gsi2sk, attempts, nextAttemptAt',
+        ProjectionExpression: 'id, partnerId, gsi2sk, attempts, nextAttemptAt, leaseUntil',
         Limit: PAGE_SIZE,
         ExclusiveStartKey: startKey,
       }),
@@ -51,6 +53,7 @@ export async function* outboxEntries(upTo: string | undefined): AsyncGenerator<O
         relayAfter: keys.outboxRelayAfter(sortKey),
         attempts: item.attempts as number,
         nextAttemptAt: item.nextAttemptAt as number | undefined,
+        leaseUntil: item.leaseUntil as number | undefined,
       };
     });
     if (entries.length > 0) yield entries;

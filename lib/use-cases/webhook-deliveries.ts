@@ -194,16 +194,15 @@ export async function deliverWebhook(deps: WebhookDeliveryDeps, message: { deliv
   }
   const attempt = delivery.attempts + 1;
 
-  const result = await deps.send({
-    url: found.endpoint.url,
-    headers: webhookHeaders(secret, { eventId: delivery.eventId, body: delivery.payload, timestamp: Math.floor(deps.now() / 1000) }),
-    body: delivery.payload,
-  });
+  const headers = webhookHeaders(secret, { eventId: delivery.eventId, body: delivery.payload, timestamp: Math.floor(deps.now() / 1000) });
+  // The endpoint's time is the request's alone: a slow claim (the table, this process) must not make it look slow.
+  const sentAt = deps.now();
+  const result = await deps.send({ url: found.endpoint.url, headers, body: delivery.payload });
 
   const now = deps.now();
   const claimedDelivery = { id: delivery.id, attempts: attempt };
   const httpStatus = 'httpStatus' in result ? result.httpStatus : null;
-  const outcome: AttemptOutcome = { lease: gate.lease, timedOut: 'timedOut' in result && result.timedOut === true, startedAt: claimedAt, tookMs: now - claimedAt };
+  const outcome: AttemptOutcome = { lease: gate.lease, timedOut: 'timedOut' in result && result.timedOut === true, startedAt: claimedAt, tookMs: now - sentAt };
   const probe = gate.probe;
   const updateBreakerAfter = () => recordOnBreaker(deps, delivery, gate.breaker, outcome);
   if (httpStatus !== null && isDelivered(httpStatus)) {

@@ -88,8 +88,8 @@ export async function sweepOutbox(deps: OutboxDeps, options: SweepOptions): Prom
   const result: SweepResult = { relayed: [], skipped: 0, failed: [] };
   const seen = new Set<string>();
   const nowMs = options.now.getTime();
-  /** Seconds until the entry's next attempt is due (0: due now). */
-  const delayOf = (entry: OutboxEntry) => Math.max(0, Math.ceil(((entry.nextAttemptAt ?? 0) - nowMs) / 1000));
+  /** Seconds until the entry's next attempt may be claimed: its backoff over, and the lease of an attempt cut short ended (0: now). */
+  const delayOf = (entry: OutboxEntry) => Math.max(0, Math.ceil((Math.max(entry.nextAttemptAt ?? 0, entry.leaseUntil ?? 0) - nowMs) / 1000));
   const isDue = (entry: OutboxEntry) => entry.relayAfter <= now || (options.queueEmpty === true && delayOf(entry) <= MAX_DELAY_SECONDS);
 
   const relay = async (entry: OutboxEntry) => {

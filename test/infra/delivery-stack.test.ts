@@ -153,8 +153,8 @@ describe('delivery stack', () => {
     expect(serviceActions('outbox-sweep', 'kms')).toEqual([]);
   });
 
-  it('lets the consumer read and write items (no scan, no delete, no stream), open endpoint secrets (decrypt only), send its retries and consume the queue', () => {
-    expect(serviceActions('webhook-delivery', 'dynamodb')).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+  it('lets the consumer read and write items and query the parked index (no scan, no delete, no stream), open endpoint secrets (decrypt only), send its retries and consume the queue', () => {
+    expect(serviceActions('webhook-delivery', 'dynamodb')).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
     expect(serviceActions('webhook-delivery', 'kms')).toEqual(['kms:Decrypt']);
     expect(serviceActions('webhook-delivery', 'sqs')).toEqual(expect.arrayContaining(['sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility']));
   });

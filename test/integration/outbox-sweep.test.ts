@@ -172,4 +172,27 @@ describe('the outbox sweep', () => {
     // ... and leased past that delay, so the next sweep leaves it to the delayed message
     expect((await sweepOutbox(deps, { now: new Date(now.getTime() + 61_000) })).relayed).toEqual([]);
   });
+
+  it('relays a delivery whose attempt was cut short (a process killed mid-attempt) delayed until its attempt lease ends, not after the sweep lease', async () => {
+    // Arrange: an attempt claimed 10 s ago by a process that then died: its 60 s lease runs 50 s more
+    const now = pastMoment(41);
+    const cut = pendingDelivery(new Date(now.getTime() - 20_000));
+    await writeDelivery(cut);
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.webhookDelivery(cut.id),
+        UpdateExpression: 'SET attempts = :one, leaseUntil = :lease, gsi2sk = :next',
+        ExpressionAttributeValues: { ':one': 1, ':lease': now.getTime() + 50_000, ':next': `${new Date(now.getTime() + 80_000).toISOString()}#${cut.id}` },
+      }),
+    );
+    const { deps, delays } = sweepDeps(new Set([cut.id]));
+
+    // Act: the first sweep after the restart (the queue empty)
+    const result = await sweepOutbox(deps, { now, queueEmpty: true });
+
+    // Assert: relayed, due as the lease ends (a message at once would find the attempt still leased, and be dropped)
+    expect(result.relayed).toEqual([cut.id]);
+    expect(delays.get(cut.id)).toBe(50);
+  });
 });

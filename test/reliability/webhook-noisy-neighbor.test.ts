@@ -43,7 +43,7 @@ describe('one partner’s 20 endpoints that never answer, under a burst of its p
       const probed = world.receiver.requests.filter((request) => request.path.startsWith('/a/')).length >= DEAD_ENDPOINTS;
       const stats = queue.stats();
       return probed && stats.sent >= A_PAYMENTS * DEAD_ENDPOINTS && stats.visible === 0 && stats.inFlight <= DEAD_ENDPOINTS ? true : undefined;
-    }, 30_000);
+    }, 60_000);
     const { payments: bPayments, deliveries: bDeliveries } = await paymentsOneAfterAnother(world, b, bClient, B_PAYMENTS, 400);
 
     // Assert: B's webhooks arrived at the first attempt; none of B's messages waited in the queue for a consumer
@@ -55,8 +55,7 @@ describe('one partner’s 20 endpoints that never answer, under a burst of its p
       .sort((x, y) => x - y);
     expect(bDeliveries.every((delivery) => delivery.attempts === 1)).toBe(true);
     const dwell = world.dwellTimesOf(b.partnerId);
-    // (B's deliveries, and the wake its new endpoint's first answer sent for anything parked behind its probe)
-    expect(dwell).toHaveLength(B_PAYMENTS + 1);
+    expect(dwell).toHaveLength(B_PAYMENTS);
     expect(Math.max(...dwell)).toBeLessThan(1_000);
     expect(latencies[Math.floor(latencies.length / 2)]).toBeLessThan(1_000);
 

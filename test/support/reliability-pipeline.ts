@@ -27,6 +27,8 @@ export interface ReliabilityPipelineOptions {
   attemptTimeoutMs: number;
   /** Overrides of `breakerSettings(attemptTimeoutMs)`. */
   breaker?: Partial<BreakerSettings>;
+  /** The consumer's invocations at most (default: the service's, 50). */
+  consumerConcurrency?: number;
   behaviours: Record<string, Behaviour>;
 }
 
@@ -37,9 +39,10 @@ export interface ReliabilityPipeline {
   /** What the consumer could not process (batch item failures, throws): a healthy run has none. */
   unprocessed: string[];
   /**
-   * How long each message of `partnerId` waited in the queue before a consumer received it (its dwell time, as
-   * AWS measures fairness: SentTimestamp to ApproximateFirstReceiveTimestamp). A delayed message's includes its
-   * delay: meaningful for a partner whose messages are all due at once (no retries, no deferrals).
+   * How long each delivery message of `partnerId` waited in the queue before a consumer received it (its dwell
+   * time, as AWS measures fairness: SentTimestamp to ApproximateFirstReceiveTimestamp). A delayed message's includes
+   * its delay: meaningful for a partner whose delivery messages are all due at once (no retries). Wake messages (the
+   * second wake after a breaker closes is delayed 2 s) are left out.
    */
   dwellTimesOf(partnerId: string): number[];
   /** A webhook endpoint of `partner` at `path` of the receiver, for `transaction_succeeded`; its id. */
@@ -79,9 +82,9 @@ export async function useReliabilityPipeline(options: ReliabilityPipelineOptions
     breakerSettings: { ...breakerSettings(options.attemptTimeoutMs), ...options.breaker },
   });
   const consumer: SqsConsumer = async (event, context) => {
-    for (const { attributes } of event.Records) {
+    for (const { attributes, body } of event.Records) {
       const group = attributes.MessageGroupId ?? '';
-      if (attributes.ApproximateReceiveCount === '1') dwell.set(group, [...(dwell.get(group) ?? []), Number(attributes.ApproximateFirstReceiveTimestamp) - Number(attributes.SentTimestamp)]);
+      if (attributes.ApproximateReceiveCount === '1' && body.includes('"deliveryId"')) dwell.set(group, [...(dwell.get(group) ?? []), Number(attributes.ApproximateFirstReceiveTimestamp) - Number(attributes.SentTimestamp)]);
     }
     try {
       const response = await deliver(event, context);
@@ -97,7 +100,7 @@ export async function useReliabilityPipeline(options: ReliabilityPipelineOptions
   let api: TestApi | undefined;
   let pipeline: DeliveryPipeline | undefined;
   beforeAll(async () => {
-    pipeline = await startDeliveryPipeline({ dynamoEndpoint, tableName, queuePort, consumer, relay, sweep });
+    pipeline = await startDeliveryPipeline({ dynamoEndpoint, tableName, queuePort, consumer, relay, sweep, consumerConcurrency: options.consumerConcurrency });
     api = await Api.start();
   }, 30_000);
   afterAll(async () => {
