@@ -2,7 +2,7 @@
  * API Gateway's `$default` route (and the local runtime's fallback): a path no route serves. 405 with
  * `Allow` when the path exists under other methods, else 404 NOT_FOUND, both in the spec's error body.
  */
-import { resolveRoute } from '../infra/routes';
+import { resolveRoute } from '../lib/routes';
 import { errors } from '../lib/domain/errors';
 import { httpRoute } from '../lib/http/chain';
 

@@ -17,7 +17,7 @@ import { MAX_BODY_BYTES } from '../lib/http/json-limits';
 import { REQUEST_ID_HEADER } from '../lib/http/response';
 import { ErrorBody, PartnerWebhookBody, ValidationErrorBody } from '../lib/http/response-schemas';
 import { API_TAGS, type RouteDoc } from '../lib/http/route-doc';
-import { API_PREFIX, type RouteDefinition, routes } from './routes';
+import { API_PREFIX, type RouteDefinition, routes } from '../lib/routes';
 
 export const OPENAPI_VERSION = '3.1.0';
 

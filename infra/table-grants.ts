@@ -3,30 +3,10 @@
  * (`aws/table-access.ts`), and the local runtime refuses any other call the way IAM would (`local/table-grants.ts`),
  * so a missing grant fails `npm start` and the tests instead of production. Pure data: no CDK, no I/O.
  */
-import { fallbackRoute, routes } from './routes';
+import { fallbackRoute, routes } from '../lib/routes';
+import { TABLE_ACCESS, type TableAction } from '../lib/table-access';
 
-/** The DynamoDB actions a function may be granted on the table (IAM names without the `dynamodb:` prefix). */
-export type TableAction = 'DescribeTable' | 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'ConditionCheckItem';
-
-const READ = ['GetItem', 'BatchGetItem', 'Query'] as const satisfies readonly TableAction[];
-const ITEMS = [...READ, 'PutItem', 'UpdateItem', 'ConditionCheckItem'] as const satisfies readonly TableAction[];
-
-/**
- * The access profiles a route declares (`RouteAccess.table`). None includes Scan, BatchWriteItem, the stream's
- * actions or (but `describe`) DescribeTable: no function of the service calls them.
- */
-export const TABLE_ACCESS = {
-  /** The health check: the table's description, no item. */
-  describe: ['DescribeTable'],
-  /** Read items: one at a time, in a batch, or by a query (of the table or an index). */
-  read: READ,
-  /** Read items and write them (alone or in transactions), but never delete one. */
-  items: ITEMS,
-  /** ... and delete them (an API key revoked, a webhook endpoint removed). */
-  readWrite: [...ITEMS, 'DeleteItem'],
-} as const satisfies Record<string, readonly TableAction[]>;
-
-export type TableAccess = keyof typeof TABLE_ACCESS;
+export { TABLE_ACCESS, type TableAccess, type TableAction } from '../lib/table-access';
 
 /**
  * The functions no HTTP route invokes, and their table actions. The outbox relay reads the table's stream only

@@ -1,5 +1,5 @@
 /**
- * The HTTP API: one Lambda per route of `infra/routes.ts` (the table the local runtime serves too), plus the
+ * The HTTP API: one Lambda per route of `lib/routes.ts` (the table the local runtime serves too), plus the
  * `$default` route for paths no route serves. Each function gets exactly the access its route declares. A route
  * marked `functionUrl` (the processor webhook) also gets a Lambda function URL, auth NONE, and its function a
  * reserved concurrency (`processorWebhookConcurrency`), so a flood on the public URL cannot take the account's whole
@@ -23,7 +23,7 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { FunctionUrlAuthType, type Function } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { API_PREFIX, FUNCTION_TIMEOUT_SECONDS, fallbackRoute, routes, type RouteAccess, type RouteDefinition } from '../routes';
+import { API_PREFIX, FUNCTION_TIMEOUT_SECONDS, fallbackRoute, routes, type RouteAccess, type RouteDefinition } from '../../lib/routes';
 import { type AdminAuthSettings, type ApiThrottleSettings, DEFAULT_PROCESSOR_WEBHOOK_CONCURRENCY, type RailSettings, type SettlementCutoff } from './deploy-settings';
 import { acknowledgeFunctionFindings } from './nag-findings';
 import { METRICS_NAMESPACE, SERVICE_NAME } from './observability';

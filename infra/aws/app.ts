@@ -8,7 +8,7 @@
  * template's.
  */
 import { App } from 'aws-cdk-lib';
-import { ensureConsoleBuilt } from '../local/console-assets';
+import { ensureConsoleBuilt } from '../console-build';
 import { addServiceStacks } from './service-stacks';
 
 await ensureConsoleBuilt((line) => process.stderr.write(line));

@@ -74,7 +74,7 @@ export interface ConsoleStackProps extends StackProps {
   stage: Stage;
   /** The HTTP API the distribution forwards `/api/*` (and every path it does not serve itself) to. */
   api: IHttpApi;
-  /** The built console: `console/dist` (`infra/local/console-assets.ts`'s `ensureConsoleBuilt` builds it). */
+  /** The built console: `console/dist` (`infra/console-build.ts`'s `ensureConsoleBuilt` builds it). */
   consoleDist: string;
   /** The OpenID provider the console signs in with; unset, token sign-in only. */
   oidc?: ConsoleOidcSettings | undefined;

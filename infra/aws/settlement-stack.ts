@@ -16,7 +16,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { SettlementSettings } from './deploy-settings';
-import { SETTLEMENT_RUN_TIMEOUT_SECONDS } from '../routes';
+import { SETTLEMENT_RUN_TIMEOUT_SECONDS } from '../../lib/routes';
 import { BACKGROUND_TABLE_ACTIONS } from '../table-grants';
 import { pagingAlarm, serviceMetric } from './alarms';
 import { acknowledgeFunctionFindings } from './nag-findings';

@@ -4,7 +4,7 @@
  * body with the key's secret) and carry a fresh `idempotency-key` unless told otherwise.
  */
 import { createHmac, randomUUID } from 'node:crypto';
-import type { BenchService } from './bench-service';
+import type { ServiceProcess } from './service-process';
 
 /** The headers of one signed partner mutation over `raw`, the exact body sent. */
 export function signedHeaders(apiKey: string, hmacSecret: string, raw: string, idempotencyKey: string = randomUUID()): Record<string, string> {
@@ -26,7 +26,7 @@ export interface BenchPartner {
 }
 
 /** POST to an admin route; the parsed body, or an error naming the route and answer unless it is 2xx. */
-export async function adminPost(service: BenchService, token: string, path: string, body: unknown): Promise<Record<string, unknown>> {
+export async function adminPost(service: ServiceProcess, token: string, path: string, body: unknown): Promise<Record<string, unknown>> {
   const response = await fetch(`${service.baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
   const json = (await response.json()) as Record<string, unknown>;
   if (response.status >= 300) throw new Error(`POST ${path} answered ${response.status}: ${JSON.stringify(json)}`);
@@ -34,7 +34,7 @@ export async function adminPost(service: BenchService, token: string, path: stri
 }
 
 /** A partner (KYC approved, rate limit 1,000,000 a minute, the highest allowed) and a partner-scoped key. */
-export async function createBenchPartner(service: BenchService, token: string, name: string): Promise<BenchPartner> {
+export async function createBenchPartner(service: ServiceProcess, token: string, name: string): Promise<BenchPartner> {
   const partner = await adminPost(service, token, '/admin/partners', { name, service_fee_percentage: 1, kyc_status: 'approved', rate_limit_per_minute: 1_000_000 });
   const partnerId = String(partner.partner_id);
   const key = await adminPost(service, token, `/admin/partners/${partnerId}/api-keys`, { scope: 'partner' });

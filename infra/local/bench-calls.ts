@@ -18,7 +18,7 @@ import Stripe from 'stripe';
 import { loadConfig } from '../../lib/config';
 import { DYNAMODB_CALLS_HEADER } from './http-api';
 import { checkoutBody, createBenchClient, createBenchPartner } from './bench-api';
-import type { BenchService } from './bench-service';
+import type { ServiceProcess } from './service-process';
 
 /**
  * A reverse proxy that forwards everything to 127.0.0.1:`targetPort` (set once the service's ports are chosen)
@@ -67,8 +67,8 @@ export interface CallsResult {
 }
 
 export interface CallsHooks {
-  startService(extraEnv: (env: Record<string, string>) => Record<string, string>): Promise<BenchService>;
-  stopService(service: BenchService): Promise<number>;
+  startService(extraEnv: (env: Record<string, string>) => Record<string, string>): Promise<ServiceProcess>;
+  stopService(service: ServiceProcess): Promise<number>;
   adminToken(): Promise<string>;
 }
 
@@ -97,7 +97,7 @@ export async function benchCalls(hooks: CallsHooks): Promise<CallsResult> {
   }
 }
 
-async function countCalls(service: BenchService, token: string, processorLog: string[]): Promise<CallsResult> {
+async function countCalls(service: ServiceProcess, token: string, processorLog: string[]): Promise<CallsResult> {
   const partner = await createBenchPartner(service, token, 'Bench Calls');
   const merchant = await createBenchClient(partner, `calls-merchant-${randomUUID().slice(0, 6)}`);
   const config = loadConfig({ ...process.env, ...service.env });

@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import { checkoutBody, signedHeaders } from './bench-api';
 import { type CallTimes, dbBoundLoop, type Payee } from './bench-db-bound';
-import { type BenchService, type CpuSnapshot, cpuBetween, cpuSnapshot, round, type Slice, ticker } from './bench-service';
+import { type ServiceProcess, type CpuSnapshot, cpuBetween, cpuSnapshot, round, type Slice, ticker } from './service-process';
 
 export type { Payee };
 
@@ -47,7 +47,7 @@ interface CheckoutSlice extends Slice {
  * checkout-intent at `concurrency` requests in flight (autocannon connections, no pipelining), each request built
  * by `setupRequest`: a unique partner_reference, a fresh idempotency key, the HMAC of its body.
  */
-function checkoutLoad(service: BenchService, payee: Payee, concurrency: number) {
+function checkoutLoad(service: ServiceProcess, payee: Payee, concurrency: number) {
   const { partner } = payee;
   const label = `load-${randomUUID().slice(0, 6)}`;
   let reference = 0;
@@ -135,7 +135,7 @@ export interface ThroughputResult {
  * service to go idle. `responseBody` is a real checkout's answer (for the DB bound's completion item).
  */
 export async function benchThroughput(
-  service: BenchService,
+  service: ServiceProcess,
   payee: Payee,
   responseBody: string,
   settings: LoadSettings,

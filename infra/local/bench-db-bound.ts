@@ -23,7 +23,7 @@ import { claimUpdate, completionUpdate } from '../../lib/store/idempotency';
 import { keys } from '../../lib/store/keys';
 import { transactionItem } from '../../lib/store/transactions';
 import { checkoutBody, type BenchPartner } from './bench-api';
-import { type BenchService, cpuBetween, cpuSnapshot, round, type Slice, ticker } from './bench-service';
+import { type ServiceProcess, cpuBetween, cpuSnapshot, round, type Slice, ticker } from './service-process';
 import { NO_REVERSALS } from '../../lib/domain/ledger';
 
 export interface Payee {
@@ -42,7 +42,7 @@ export type CallTimes = { batch_get: number; rate_window: number; idempotency_cl
  * checkout's answer, stored (with its `svc_tx_id` changed) as the service stores the idempotent replay, so the
  * completion writes an item of the same size.
  */
-export function dbBoundLoop(service: BenchService, payee: Payee, responseBody: string, concurrency: number) {
+export function dbBoundLoop(service: ServiceProcess, payee: Payee, responseBody: string, concurrency: number) {
   const config = loadConfig({ ...process.env, ...service.env });
   const table = config.TABLE_NAME;
   // As lib/store/dynamo.ts builds the service's client.

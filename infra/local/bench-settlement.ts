@@ -31,7 +31,7 @@ import type { Transaction } from '../../lib/domain/transaction';
 import { keys } from '../../lib/store/keys';
 import { entryItem } from '../../lib/store/ledger-entries';
 import { transactionItem } from '../../lib/store/transactions';
-import { type BenchService, type CpuSnapshot, cpuSnapshot, round, sleep, waitUntilIdle } from './bench-service';
+import { type ServiceProcess, type CpuSnapshot, cpuSnapshot, round, sleep, waitUntilIdle } from './service-process';
 import { seededRandom } from './seeded-random';
 
 const ELIGIBLE = Number(process.env.BENCH_SETTLEMENT_ELIGIBLE ?? 10_000);
@@ -53,8 +53,8 @@ const IDLE_WAIT_MS = 180_000;
  * tables go (stdout, or stderr when `--json` keeps stdout for the JSON line). Progress goes to stderr.
  */
 export interface SettlementBenchHooks {
-  startService(): Promise<BenchService>;
-  stopService(service: BenchService): Promise<number>;
+  startService(): Promise<ServiceProcess>;
+  stopService(service: ServiceProcess): Promise<number>;
   adminToken(): Promise<string>;
   out: Console;
 }
@@ -102,7 +102,7 @@ export interface ScenarioResult {
 
 
 /** Partners, their clients (each with its own fee settings) and a platform key, through the admin and partner APIs. */
-async function setUpPayees(service: BenchService, token: string, config: Config): Promise<{ payees: Payee[]; platformKey: string }> {
+async function setUpPayees(service: ServiceProcess, token: string, config: Config): Promise<{ payees: Payee[]; platformKey: string }> {
   const post = async (path: string, body: unknown, headers: Record<string, string>) => {
     const response = await fetch(`${service.baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
     const json = (await response.json()) as Record<string, unknown>;
@@ -262,7 +262,7 @@ async function seed(db: DynamoDBDocumentClient, table: string, payees: Payee[], 
 const cpuBetween = (before: CpuSnapshot, after: CpuSnapshot) => ({ service: round(after.service - before.service), dynamodb: round(after.dynamodb - before.dynamodb) });
 
 /** POST /settlements/run (every partner) until a call creates no batch. */
-async function runUntilSettled(service: BenchService, platformKey: string) {
+async function runUntilSettled(service: ServiceProcess, platformKey: string) {
   const calls: ScenarioResult['calls'] = [];
   const batches: RunBatch[] = [];
   const cpuBefore = cpuSnapshot(service);

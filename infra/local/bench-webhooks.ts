@@ -21,7 +21,7 @@ import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import { loadConfig } from '../../lib/config';
 import { adminPost, checkoutBody, createBenchClient, createBenchPartner, type BenchPartner } from './bench-api';
-import type { BenchService } from './bench-service';
+import type { ServiceProcess } from './service-process';
 
 export const DEAD_ENDPOINTS = 20;
 export const NOISY_PAYMENTS = 200;
@@ -93,7 +93,7 @@ async function startDeadReceiver() {
   };
 }
 
-const processorOf = (service: BenchService) => {
+const processorOf = (service: ServiceProcess) => {
   const config = loadConfig({ ...process.env, ...service.env });
   const port = Number(service.env.PROCESSOR_SANDBOX_PORT);
   const key = config.PROCESSOR_SECRET_KEY ?? 'sk_test_sandbox_local';
@@ -101,7 +101,7 @@ const processorOf = (service: BenchService) => {
 };
 
 /** The sandbox's record of every event it emitted, with its delivery attempts (GET /sandbox/events). */
-async function sandboxEvents(service: BenchService) {
+async function sandboxEvents(service: ServiceProcess) {
   const { port, key } = processorOf(service);
   const response = await fetch(`http://127.0.0.1:${port}/sandbox/events`, { headers: { authorization: `Bearer ${key}` } });
   if (response.status !== 200) throw new Error(`GET /sandbox/events answered ${response.status}`);
@@ -117,14 +117,14 @@ async function until(what: string, timeoutMs: number, done: () => Promise<boolea
 }
 
 /** The local queue's counts (GET /stats on its SQS front). */
-async function queueStats(service: BenchService): Promise<{ sent: number; depth: number; visible: number; inFlight: number }> {
+async function queueStats(service: ServiceProcess): Promise<{ sent: number; depth: number; visible: number; inFlight: number }> {
   const response = await fetch(`http://127.0.0.1:${service.env.WEBHOOK_QUEUE_PORT}/stats`);
   if (response.status !== 200) throw new Error(`GET /stats of the local queue answered ${response.status}`);
   return (await response.json()) as { sent: number; depth: number; visible: number; inFlight: number };
 }
 
 /** A confirmed payment of `partner`'s merchant: its transaction and intent ids. */
-async function confirmedPayment(service: BenchService, partner: BenchPartner, merchant: string, reference: string, amount: number, beforeConfirm?: (svcTxId: string) => void) {
+async function confirmedPayment(service: ServiceProcess, partner: BenchPartner, merchant: string, reference: string, amount: number, beforeConfirm?: (svcTxId: string) => void) {
   const response = await partner.signed('/transactions/checkout-intent', checkoutBody(partner.partnerId, merchant, reference, amount));
   const checkout = (await response.json()) as { svc_tx_id: string; processor_payment_intent_id: string };
   if (response.status !== 201) throw new Error(`checkout-intent answered ${response.status}`);
@@ -138,7 +138,7 @@ async function confirmedPayment(service: BenchService, partner: BenchPartner, me
  * event → webhook time of each (ms), and how many webhooks arrived (a duplicate would show).
  */
 export async function timeWebhooks(
-  service: BenchService,
+  service: ServiceProcess,
   partner: BenchPartner,
   merchant: string,
   receiver: Awaited<ReturnType<typeof startWebhookReceiver>>,
@@ -174,7 +174,7 @@ export async function timeWebhooks(
  * Section 6b: B's event → webhook times while A is the noisy neighbour. A's 200 payments are confirmed first (10
  * at a time); B's timed payments start once A's 20 endpoints have all been attempted.
  */
-export async function timeWebhooksBesideNoisyNeighbour(service: BenchService, token: string, count: number, progress: (line: string) => void): Promise<{ samples: number[]; deadRequests: number; burstTakenInMs: number }> {
+export async function timeWebhooksBesideNoisyNeighbour(service: ServiceProcess, token: string, count: number, progress: (line: string) => void): Promise<{ samples: number[]; deadRequests: number; burstTakenInMs: number }> {
   const dead = await startDeadReceiver();
   const receiver = await startWebhookReceiver();
   try {

@@ -46,7 +46,7 @@ import { adminPost, checkoutBody, createBenchClient, createBenchPartner, type Be
 import { benchCalls } from './bench-calls';
 import { benchThroughput, type LoadSettings, type Payee } from './bench-checkout';
 import { checkTargets, type Figures } from './bench-report';
-import { type BenchService, round, sleep, startService, stopService, waitUntilIdle } from './bench-service';
+import { type ServiceProcess, round, sleep, startService, stopService, waitUntilIdle } from './service-process';
 import { benchSettlement } from './bench-settlement';
 import { DEAD_ENDPOINTS, NOISY_PAYMENTS, startWebhookReceiver, timeWebhooks, timeWebhooksBesideNoisyNeighbour } from './bench-webhooks';
 
@@ -99,11 +99,11 @@ async function timed<T>(samples: number[], action: () => Promise<T>): Promise<T>
 }
 
 /** Waits for the service's processes to go idle (the stream relay catching up with a phase's writes). */
-const settle = (service: BenchService, after: string) =>
+const settle = (service: ServiceProcess, after: string) =>
   waitUntilIdle(service, IDLE_WAIT_MS, (ms) => progress(`  the service was still busy ${round(ms / 1000)} s after ${after}; going on`));
 
 /** Sections 3 and 4: sequential latency and 10 identical concurrent requests. Returns a real checkout's answer. */
-async function latencySections(service: BenchService, partner: BenchPartner, merchant: string) {
+async function latencySections(service: ServiceProcess, partner: BenchPartner, merchant: string) {
   progress(`Sequential latency: ${REQUESTS} each of GET /health, POST /clients, checkout-intent`);
   const health: number[] = [];
   for (let i = 0; i < REQUESTS; i++) await timed(health, () => fetch(`${service.baseUrl}/health`).then((response) => response.text()));
@@ -142,7 +142,7 @@ async function latencySections(service: BenchService, partner: BenchPartner, mer
 }
 
 /** Section 5: the DB bound and checkout-intent under load, alternating, on the same service. */
-async function throughputSection(service: BenchService, payee: Payee, checkoutAnswer: string): Promise<Figures> {
+async function throughputSection(service: ServiceProcess, payee: Payee, checkoutAnswer: string): Promise<Figures> {
   progress(`\nCheckout throughput at ${LOAD.concurrency} in flight`);
   const { db, checkout } = await benchThroughput(service, payee, checkoutAnswer, LOAD, (after) => settle(service, after));
   const ratio = Math.round((checkout.rps / db.rps) * 100) / 100;
@@ -189,7 +189,7 @@ async function throughputSection(service: BenchService, payee: Payee, checkoutAn
  * 6b, another partner's the same way while a noisy neighbour's 20 dead endpoints and 200 payments are in flight
  * (`bench-webhooks.ts`).
  */
-async function webhookSection(service: BenchService, token: string, partner: BenchPartner, merchant: string): Promise<Figures> {
+async function webhookSection(service: ServiceProcess, token: string, partner: BenchPartner, merchant: string): Promise<Figures> {
   progress(`\nProcessor event -> partner webhook: ${WEBHOOK_PAYMENTS} payments`);
   const receiver = await startWebhookReceiver();
   let samples: number[];

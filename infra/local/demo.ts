@@ -21,7 +21,7 @@ import { ServiceClient } from '../../examples/partner-backend/src/service-client
 import { InMemoryProcessedEvents } from '../../examples/partner-backend/src/webhooks';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { loadConfig } from '../../lib/config';
-import { type BenchService, freePort, sleep, startService, stopService } from './bench-service';
+import { type ServiceProcess, freePort, sleep, startService, stopService } from './service-process';
 
 /** The events the demo's endpoint subscribes to. */
 const SUBSCRIBED = ['transaction_succeeded', 'transaction_failed', 'transaction_refunded'];
@@ -70,7 +70,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
   }
 }
 
-async function demo(service: BenchService): Promise<void> {
+async function demo(service: ServiceProcess): Promise<void> {
   const { baseUrl } = service;
   // The service runs on the local defaults (`main`): so does the token it checks.
   const token = await issueLocalAdminToken(loadConfig({}));
@@ -250,7 +250,7 @@ async function main(): Promise<number> {
   process.stdout.write('    Starting the service (npm start -- --in-memory, on free ports) ');
   // A dot every 2 s while it starts (DynamoDB Local's JVM takes a few seconds; a busy machine longer).
   const progress = setInterval(() => process.stdout.write('.'), 2_000);
-  let service: BenchService;
+  let service: ServiceProcess;
   try {
     // The local defaults, whatever the shell has set (an https-only webhook rule or a real processor key would stop it).
     service = await startService(dataDir, () => ({ SETTLEMENT_CUTOFF: 'now' }), { logFile, localDefaults: true });

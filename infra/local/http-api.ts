@@ -1,15 +1,15 @@
 /**
- * The local stand-in for API Gateway's HTTP API: serves every route of `infra/routes.ts` by building the same
+ * The local stand-in for API Gateway's HTTP API: serves every route of `lib/routes.ts` by building the same
  * payload-2.0 event AWS would send and invoking the same `functions/<name>.ts` handler in this process.
  * Paths no route serves go to the `$default` function, as in AWS. A HEAD request runs its route's function like
- * the GET (see `infra/routes.ts`); Node's server then sends the status and headers, `content-length` included,
+ * the GET (see `lib/routes.ts`); Node's server then sends the status and headers, `content-length` included,
  * and drops the body, as HTTP requires of any server.
  */
 import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { FUNCTION_TIMEOUT_SECONDS, fallbackRoute, resolveRoute, routeKey } from '../routes';
+import { FUNCTION_TIMEOUT_SECONDS, fallbackRoute, resolveRoute, routeKey } from '../../lib/routes';
 import { type InvocationUsage, invokeFunction, toHttpApiEvent, writeLambdaResult } from './lambda-adapter';
 import { consoleAsset } from './console-assets';
 import { closeGracefully, listen, readBody } from './http-server';

@@ -16,7 +16,7 @@
 import { join } from 'node:path';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { config } from '../../lib/config';
-import { ensureConsoleBuilt } from './console-assets';
+import { ensureConsoleBuilt } from '../console-build';
 import { SANDBOX_RAIL_KEYS } from './rails-sandbox';
 import { startLocalRuntime } from './runtime';
 

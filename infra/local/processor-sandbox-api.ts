@@ -5,7 +5,7 @@
  * what browsers get besides (CORS, the Stripe.js stand-in: `processor-sandbox-browser.ts`).
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { decodePathSegment } from '../routes';
+import { decodePathSegment } from '../../lib/routes';
 import { readBody } from './http-server';
 import { browserAnswer, corsHeaders } from './processor-sandbox-browser';
 import { closeDispute, createDispute, createRefund } from './processor-sandbox-charges';

@@ -12,7 +12,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ensureTable } from '../../lib/store/table';
 import { RECONCILIATION } from '../reconciliation';
-import { SETTLEMENT_RUN_TIMEOUT_SECONDS } from '../routes';
+import { SETTLEMENT_RUN_TIMEOUT_SECONDS } from '../../lib/routes';
 import { type SqsConsumer, type LocalDeliveryQueue } from './delivery-queue';
 import { startDeliveryPipeline, type SweepHandler } from './delivery-pipeline';
 import { startSupervisedDynamoDbLocal } from './dynamodb-local';
@@ -21,7 +21,7 @@ import { loadFunction } from './load-function';
 import { startProcessorSandbox } from './processor-sandbox';
 import { startRailsSandbox } from './rails-sandbox';
 import { isSandboxPath, sandboxCheckout } from './sandbox-checkout';
-import { parseRate } from './schedule';
+import { parseRate } from '../schedule';
 import { invokeAsScheduled, type ScheduledHandler, startRateTimer } from './settlement-timer';
 import { stopsInReverse } from './stops';
 

@@ -15,43 +15,14 @@
  *   the rest tile the payment exactly too.
  * So every permutation of a payment's events (with duplicates) ends with the same facts, hence the same entries.
  */
+import { type DisputeFacts, type DisputeStatus, NO_REVERSALS, type RefundStep, type ReversalFacts } from './reversal-facts';
 import type { FeeBreakdown, Transaction, TransactionStatus } from './transaction';
 
 export const ENTRY_TYPES = ['transaction', 'refund', 'chargeback', 'dispute_fee', 'dispute_reinstated'] as const;
 /** The report's row types: `transaction` is the sale itself. */
 export type EntryType = (typeof ENTRY_TYPES)[number];
 
-export const DISPUTE_STATUSES = ['needs_response', 'won', 'lost'] as const;
-export type DisputeStatus = (typeof DISPUTE_STATUSES)[number];
-
-/** A recorded refund step: the cumulative refunded amount it reached, and the processor's refunds in it. */
-export interface RefundStep {
-  toMinor: number;
-  refundIds: string[];
-  /** Written before the ledger (a whole-payment adjustment or nothing): it has no entry of its own. */
-  legacy?: boolean;
-}
-
-export interface DisputeFacts {
-  id: string;
-  amountMinor: number;
-  /** The processor's dispute fee, once a dispute event states it. */
-  feeMinor: number | null;
-  status: DisputeStatus;
-  /** Recorded before the ledger (its whole-payment reversal exists as an adjustment): no chargeback entry of its own. */
-  legacy?: boolean;
-}
-
-/** What the processor has said about a payment's money after the sale, merged from its events in any order. */
-export interface ReversalFacts {
-  /** The largest cumulative `amount_refunded` seen, minor units. */
-  refundedMinor: number;
-  /** The refund steps recorded, in ascending `toMinor`. */
-  refundSteps: RefundStep[];
-  disputes: DisputeFacts[];
-}
-
-export const NO_REVERSALS: ReversalFacts = Object.freeze({ refundedMinor: 0, refundSteps: [], disputes: [] }) as ReversalFacts;
+export { DISPUTE_STATUSES, type DisputeFacts, type DisputeStatus, NO_REVERSALS, type RefundStep, type ReversalFacts } from './reversal-facts';
 
 /** What one processor event says about the payment, in the service's terms (minor units of the payment's currency). */
 export type PaymentChange =

@@ -8,15 +8,9 @@
  */
 import { type FeeBreakdown, canMove, type Transaction, type TransactionStatus } from './transaction';
 import { type DisputeStatus, type LedgerEntry, mergeFacts, type PaymentChange, type ReversalFacts, reversalEntries, statusWithReversals } from './ledger';
-import type { PartnerEvent } from './webhooks';
+import type { PartnerEvent, PartnerNotice } from './webhooks';
 
-/** A partner event a write emits: its name, the status it announces, and what it adds to the spec's body. */
-export interface PartnerNotice {
-  event: PartnerEvent;
-  status: TransactionStatus;
-  refundedMinor?: number;
-  disputeStatus?: DisputeStatus;
-}
+export type { PartnerNotice } from './webhooks';
 
 export interface PaymentUpdate {
   status: TransactionStatus;

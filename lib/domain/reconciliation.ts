@@ -7,7 +7,7 @@
  * after the watch began), so the index's order, by next due time, puts a new transaction's first look before a
  * long-open one's umpteenth, and an intent the processor holds open for days costs a look a day.
  */
-import { awaitsProcessor, type Transaction } from './transaction';
+import { awaitsProcessor, type ReconciliationState, type Transaction } from './transaction';
 
 /** The first look, 10 minutes after the watch began; each later interval doubles. */
 export const FIRST_CHECK_MS = 10 * 60_000;
@@ -16,13 +16,7 @@ export const MAX_CHECK_INTERVAL_MS = 24 * 60 * 60_000;
 /** How long a failed payment is watched for a retry's success whose event the service might miss. */
 export const FAILED_WATCH_MS = 72 * 60 * 60_000;
 
-/** Where the reconciliation stands with a watched transaction. */
-export interface ReconciliationState {
-  /** When the watch began: the intent linked (the transaction waits), or the failure. */
-  since: string;
-  /** Looks at the processor since then. */
-  checks: number;
-}
+export type { ReconciliationState } from './transaction';
 
 /** `waiting`: its outcome is the processor's; `failed`: watched for a retry's success; `undefined`: not watched. */
 export type Watch = 'waiting' | 'failed';

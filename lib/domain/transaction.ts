@@ -1,9 +1,8 @@
 /** Transactions: one payment, linked to one processor payment intent (interface-spec.md). */
 import { errors, type ServiceError } from './errors';
-import type { ReversalFacts } from './ledger';
+import type { ReversalFacts } from './reversal-facts';
 import type { CurrencyCode } from './money';
 import type { Client, Partner } from './partner';
-import type { ReconciliationState } from './reconciliation';
 
 export const TRANSACTION_STATUSES = ['initialized', 'pending', 'succeeded', 'failed', 'abandoned', 'refunded', 'chargeback'] as const;
 export const SETTLEMENT_STATUSES = ['unsettled', 'queued', 'paid'] as const;
@@ -100,4 +99,12 @@ export function assertPartnerCanTakePayment(partner: Partner | undefined): asser
 export function assertClientCanTakePayment(client: Client | undefined): asserts client is Client {
   const refusal = clientPaymentRefusal(client);
   if (refusal !== undefined) throw refusal;
+}
+
+/** Where the reconciliation stands with a watched transaction. */
+export interface ReconciliationState {
+  /** When the watch began: the intent linked (the transaction waits), or the failure. */
+  since: string;
+  /** Looks at the processor since then. */
+  checks: number;
 }

@@ -8,8 +8,16 @@
  */
 import type { BreakerState } from './endpoint-breaker';
 import { toMajorUnits } from './money';
-import type { PartnerNotice } from './payment-update';
-import type { Transaction } from './transaction';
+import type { DisputeStatus } from './reversal-facts';
+import type { Transaction, TransactionStatus } from './transaction';
+
+/** A partner event a write emits: its name, the status it announces, and what it adds to the spec's body. */
+export interface PartnerNotice {
+  event: PartnerEvent;
+  status: TransactionStatus;
+  refundedMinor?: number;
+  disputeStatus?: DisputeStatus;
+}
 
 export const PARTNER_EVENTS = [
   'transaction_succeeded',

@@ -3,7 +3,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ApiStack } from '../../infra/aws/api-stack';
 import { StatefulStack } from '../../infra/aws/stateful-stack';
-import { API_PREFIX, fallbackRoute, routeKey, routes } from '../../infra/routes';
+import { API_PREFIX, fallbackRoute, routeKey, routes } from '../../lib/routes';
 import { GLOBAL_INDEXES } from '../../lib/store/table';
 
 let stateful: Template;

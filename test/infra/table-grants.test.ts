@@ -8,7 +8,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { addServiceStacks } from '../../infra/aws/service-stacks';
 import { consoleDistFixture } from '../support/console-dist';
-import { fallbackRoute, routes } from '../../infra/routes';
+import { fallbackRoute, routes } from '../../lib/routes';
 import { BACKGROUND_TABLE_ACTIONS, QUERY_INDEXES, TABLE_QUERY, tableActionsOf } from '../../infra/table-grants';
 
 type Statement = { Action: string | string[]; Resource: unknown };

@@ -8,7 +8,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { API_PREFIX, routes } from '../../infra/routes';
+import { API_PREFIX, routes } from '../../lib/routes';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { config } from '../../lib/config';
 import type { Transaction } from '../../lib/domain/transaction';

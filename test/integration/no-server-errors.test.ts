@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { routes } from '../../infra/routes';
+import { routes } from '../../lib/routes';
 import { sign, TestApi, type PartnerCredentials } from '../support/api';
 
 let api: TestApi;

@@ -10,13 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startService, stopService, type BenchService } from '../../infra/local/bench-service';
+import { startService, stopService, type ServiceProcess } from '../../infra/local/service-process';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { loadConfig } from '../../lib/config';
 import { buildConsole, type ConsoleBrowser, openConsoleBrowser, signIn } from '../support/console-browser';
 import { waitFor } from '../support/npm-start';
 
-let service: BenchService | undefined;
+let service: ServiceProcess | undefined;
 let browser: ConsoleBrowser | undefined;
 let dataDir: string;
 let token: string;

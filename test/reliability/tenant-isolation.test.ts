@@ -1,7 +1,7 @@
 /**
  * Issue 11, tenant isolation (decisions.md §5 "Scope", "Reading another partner's resource answers 404"; §7; docs/
  * authentication.md): partner B, with its own API key and HMAC secret, against EVERY route of the route table
- * (`infra/routes.ts`, iterated, so a new route is probed the day it is added), using partner A's identifiers:
+ * (`lib/routes.ts`, iterated, so a new route is probed the day it is added), using partner A's identifiers:
  * `svc_tx_id`s, client ids, settlement batch ids, payment intent ids, list cursors, idempotency keys, and
  * `partner_id` in bodies and queries.
  *
@@ -19,7 +19,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { API_PREFIX, type RouteDefinition, routeKey, routes } from '../../infra/routes';
+import { API_PREFIX, type RouteDefinition, routeKey, routes } from '../../lib/routes';
 import { config } from '../../lib/config';
 import { type PartnerCredentials, sign, TestApi } from '../support/api';
 import { accessOf, type Answer, type Expect, leakOf, type Probe, send } from '../support/reliability-probes';

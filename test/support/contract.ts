@@ -8,7 +8,7 @@
 import type { RouteContract } from '../../lib/http/chain';
 import { ErrorBody, errorBodyOf } from '../../lib/http/response-schemas';
 import { buildOpenApiDocument, errorCatalog, loadContracts, routeErrorCodes } from '../../infra/openapi';
-import { resolveRoute } from '../../infra/routes';
+import { resolveRoute } from '../../lib/routes';
 
 let contracts: Promise<Map<string, RouteContract>> | undefined;
 let document: Promise<Record<string, unknown>> | undefined;

@@ -5,7 +5,7 @@
  * that holds anything of the other tenant's that the probe did not send itself.
  */
 import { readFileSync } from 'node:fs';
-import type { RouteDefinition } from '../../infra/routes';
+import type { RouteDefinition } from '../../lib/routes';
 import { type Answer, send as sendBytes } from './fuzz-http';
 
 export type Access = 'admin' | 'public' | 'partner-read' | 'partner-mutation';

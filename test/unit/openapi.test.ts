@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { buildOpenApiDocument, errorCatalog, loadContracts, OPENAPI_FILE, routeErrorCodes, serializeOpenApi } from '../../infra/openapi';
 import { API_MARKDOWN_FILE, renderApiMarkdown } from '../../infra/openapi-markdown';
-import { routes } from '../../infra/routes';
+import { routes } from '../../lib/routes';
 
 let document: Record<string, unknown>;
 beforeAll(async () => {

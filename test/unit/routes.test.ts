@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { handler as notFound } from '../../functions/not-found';
-import { matchPath, resolveRoute, routes } from '../../infra/routes';
+import { matchPath, resolveRoute, routes } from '../../lib/routes';
 import { httpEvent, lambdaContext } from '../support/events';
 
 describe('the route table', () => {

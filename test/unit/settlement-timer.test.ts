@@ -1,10 +1,10 @@
 /**
- * The local settlement schedule: `SETTLEMENT_SCHEDULE` as EventBridge reads a rate expression (infra/local/schedule.ts),
+ * The local settlement schedule: `SETTLEMENT_SCHEDULE` as EventBridge reads a rate expression (infra/schedule.ts),
  * and the timer that runs the settlement function on it (infra/local/settlement-timer.ts), on jest's fake clock.
  */
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { parseRate } from '../../infra/local/schedule';
+import { parseRate } from '../../infra/schedule';
 import { invokeAsScheduled, startRateTimer } from '../../infra/local/settlement-timer';
 
 const SECOND = 1_000;

@@ -7,7 +7,7 @@
  * may serve several routes (the branding packet answers its CORS preflight too); it is created once.
  */
 
-import type { TableAccess } from './table-grants';
+import type { TableAccess } from './table-access';
 
 export const API_PREFIX = '/api/v1';
 

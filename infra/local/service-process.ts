@@ -1,7 +1,8 @@
 /**
- * What every section of `npm run bench` shares: starting `npm start -- --in-memory` on free ports in its own
- * process group and stopping it as Ctrl-C does, and the CPU time its processes (and DynamoDB Local's Java, which
- * runs in a process group of its own) have used, read from Linux's /proc.
+ * The service in a process of its own, for the benchmarks, the demo and the tests that need `npm start` itself:
+ * starting `npm start -- --in-memory` on free ports in its own process group and stopping it as Ctrl-C does, and the
+ * CPU time its processes (and DynamoDB Local's Java, which runs in a process group of its own) have used, read from
+ * Linux's /proc.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
@@ -26,7 +27,7 @@ export const freePort = () =>
 /** Settings the local runtime derives from its ports (README's configuration table) when they are unset. */
 const DERIVED_ADDRESSES = ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'PROCESSOR_API_BASE', 'WEBHOOK_QUEUE_URL', 'RAIL_A_API_BASE', 'RAIL_B_API_BASE'];
 
-export interface BenchService {
+export interface ServiceProcess {
   child: ChildProcess;
   baseUrl: string;
   startupMs: number;
@@ -46,7 +47,7 @@ export async function startService(
     /** Start from the local defaults: none of the caller's settings (README's configuration table) reach the service. */
     localDefaults?: boolean;
   } = {},
-): Promise<BenchService> {
+): Promise<ServiceProcess> {
   const ports = {
     PORT: String(await freePort()),
     DYNAMODB_LOCAL_PORT: String(await freePort()),
@@ -82,7 +83,7 @@ export async function startService(
 }
 
 /** Ctrl-C as a terminal sends it: SIGINT to the whole process group. Resolves with the time to exit. */
-export async function stopService(service: BenchService): Promise<number> {
+export async function stopService(service: ServiceProcess): Promise<number> {
   const started = performance.now();
   const closed = new Promise<void>((resolve) => service.child.once('close', () => resolve()));
   process.kill(-(service.child.pid ?? 0), 'SIGINT');
@@ -132,7 +133,7 @@ function groupCpuSeconds(pgid: number): Map<string, number> {
  * DynamoDB Local's Java process of a service started in memory: the pid file `dynamodb-local.ts` writes in the
  * temp directory (`<java pid> <node pid>`).
  */
-function dynamoDbLocalPid(service: BenchService): string | undefined {
+function dynamoDbLocalPid(service: ServiceProcess): string | undefined {
   try {
     return readFileSync(join(tmpdir(), `partner-payments-dynamodb-local-${service.env.DYNAMODB_LOCAL_PORT}.pid`), 'utf8').trim().split(' ')[0];
   } catch {
@@ -150,7 +151,7 @@ export interface CpuSnapshot {
   bench: number;
 }
 
-export function cpuSnapshot(service: BenchService): CpuSnapshot {
+export function cpuSnapshot(service: ServiceProcess): CpuSnapshot {
   const group = groupCpuSeconds(service.child.pid ?? 0);
   const javaPid = dynamoDbLocalPid(service);
   const own = process.cpuUsage();
@@ -197,7 +198,7 @@ const IDLE_CORES = 0.15;
  * Waits until the service's processes are idle (e.g. its stream relay has read every record a load wrote), at
  * most `maxMs`; resolves with the time waited.
  */
-export async function waitUntilIdle(service: BenchService, maxMs: number, onBusy?: (waitedMs: number) => void): Promise<number> {
+export async function waitUntilIdle(service: ServiceProcess, maxMs: number, onBusy?: (waitedMs: number) => void): Promise<number> {
   const pgid = service.child.pid ?? 0;
   const started = performance.now();
   let before = groupCpuSeconds(pgid);
