@@ -6,6 +6,7 @@ import { pageOf, WebhookDelivery } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
 import { presentDelivery } from '../lib/http/webhook-presenters';
 import { DeliveriesQuery } from '../lib/http/webhook-schemas';
+import { deliveryAdminDeps } from '../lib/adapters/webhook-delivery-admin';
 import { listPartnerDeliveries } from '../lib/use-cases/webhook-deliveries';
 
 const doc: RouteDoc = {
@@ -23,5 +24,5 @@ const doc: RouteDoc = {
 
 export const handler = httpRoute({ access: 'admin', params: PartnerParams, query: DeliveriesQuery, doc }, async ({ params, query }) => ({
   status: 200,
-  body: presentPage(await listPartnerDeliveries(params.partner_id, query), presentDelivery),
+  body: presentPage(await listPartnerDeliveries(deliveryAdminDeps, params.partner_id, query), presentDelivery),
 }));

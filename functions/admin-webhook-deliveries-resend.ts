@@ -4,6 +4,7 @@ import { WebhookDelivery } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
 import { presentDelivery } from '../lib/http/webhook-presenters';
 import { DeliveryParams } from '../lib/http/webhook-schemas';
+import { deliveryAdminDeps } from '../lib/adapters/webhook-delivery-admin';
 import { resendDelivery } from '../lib/use-cases/webhook-deliveries';
 
 const doc: RouteDoc = {
@@ -21,5 +22,5 @@ const doc: RouteDoc = {
 
 export const handler = httpRoute({ access: 'admin', params: DeliveryParams, doc }, async ({ params }) => ({
   status: 202,
-  body: presentDelivery(await resendDelivery(params.id)),
+  body: presentDelivery(await resendDelivery(deliveryAdminDeps, params.id)),
 }));

@@ -15,5 +15,6 @@ export { reconciliationDeps, reconciliationLimits } from './reconciliation';
 export { settlementDeps } from './settlement';
 export { transactionStoreDeps } from './transaction-store';
 export { transactionDeps } from './transactions';
+export { deliveryAdminDeps } from './webhook-delivery-admin';
 export { webhookDeliveryDeps } from './webhook-deliveries';
 export { webhookEndpointDeps } from './webhook-endpoints';

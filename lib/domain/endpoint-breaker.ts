@@ -34,6 +34,12 @@ export interface BreakerState {
   leases: number[];
 }
 
+/** An endpoint's breaker as stored on its item, with the revision a write of it is conditional on. */
+export interface StoredBreaker {
+  state: BreakerState;
+  revision: number;
+}
+
 /** A new endpoint: probed once, closed by its first answer. */
 export const NEW_ENDPOINT_BREAKER: BreakerState = { answeredAt: 0, openUntil: 0, cooldownMs: 0, probesToClose: 0, slow: false, leases: [] };
 

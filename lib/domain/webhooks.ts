@@ -103,6 +103,12 @@ export interface WebhookDelivery {
   updatedAt: string;
 }
 
+/** What became of a claimed attempt (or of a delivery that cannot be attempted at all). */
+export type AttemptRecord =
+  | { status: 'succeeded'; httpStatus: number }
+  | { status: 'failed'; httpStatus: number | null; error: string }
+  | { status: 'pending'; httpStatus: number | null; error: string; nextAttemptAt: number };
+
 /**
  * The body of a partner webhook, exactly the spec's shape (Events: Outbound partner webhooks), money in major
  * units, `meta` unchanged from creation (an empty object when none was given). The ledger's two events add one

@@ -25,7 +25,7 @@
 import * as z from 'zod';
 import { timeLeftMs } from '../deadline';
 import { toMajorUnits } from '../domain/money';
-import { PayoutOutcomeUnknown, type PayoutRails, type PayoutRequest, type PayoutResult, type RailName } from './port';
+import { PayoutOutcomeUnknown, type PayoutRails, type PayoutRequest, type PayoutResult, type RailName } from '../use-cases/ports/payouts';
 import type { LoadRailKeys } from './rail-keys';
 
 /** The longest one rail call (a payout or a lookup) may take (the whole call when no request deadline applies: a scheduled run). */

@@ -5,7 +5,7 @@
  */
 import type { DisputeStatus, PaymentChange } from '../domain/ledger';
 import { type CurrencyCode, normalizeCurrency } from '../domain/money';
-import type { EventMoney, PaymentEvent, ProcessorEvent } from './port';
+import type { EventMoney, PaymentEvent, ProcessorEvent } from '../use-cases/ports/processor';
 import { fromStripeAmount } from './stripe-amounts';
 
 /** decisions.md §5: the payment intent events the service acts on, and the outcome each reports. */

@@ -10,7 +10,7 @@
 import Stripe from 'stripe';
 import { errors } from '../domain/errors';
 import { isObject, nonEmptyString, toProcessorEvent } from './event-objects';
-import type { ProcessorEvent } from './port';
+import type { ProcessorEvent } from '../use-cases/ports/processor';
 
 export { toProcessorEvent };
 

@@ -9,7 +9,7 @@
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { errors } from '../domain/errors';
-import type { Processor } from './port';
+import type { Processor } from '../use-cases/ports/processor';
 
 export interface ProcessorKeys {
   secretKey: string | undefined;

@@ -12,7 +12,7 @@ import { normalizeCurrency } from '../domain/money';
 import { intentOutcomeEvent } from './event-objects';
 import { verifyStripeEvent } from './events';
 import { publishableKeyFrom, type LoadProcessorKeys } from './keys';
-import type { NewPaymentIntent, PaymentIntent, Processor } from './port';
+import type { NewPaymentIntent, PaymentIntent, Processor } from '../use-cases/ports/processor';
 import { fromStripeAmount, toStripeAmount } from './stripe-amounts';
 
 function connectionOptions(apiBase: string | undefined) {

@@ -5,7 +5,7 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditEvent } from '../domain/audit';
 import { errors } from '../domain/errors';
-import type { DeliveryStatus, PartnerEvent, WebhookDelivery } from '../domain/webhooks';
+import type { AttemptRecord, DeliveryStatus, PartnerEvent, WebhookDelivery } from '../domain/webhooks';
 import { putAuditEvent } from './audit-events';
 import { failedConditions, writeIfCondition } from './conditions';
 import { documentClient, tableName } from './dynamo';
@@ -211,12 +211,6 @@ export function unparkDelivery(deliveryId: string, endpointId: string): Promise<
     ),
   );
 }
-
-/** What became of a claimed attempt (or of a delivery that cannot be attempted at all). */
-export type AttemptRecord =
-  | { status: 'succeeded'; httpStatus: number }
-  | { status: 'failed'; httpStatus: number | null; error: string }
-  | { status: 'pending'; httpStatus: number | null; error: string; nextAttemptAt: number };
 
 /**
  * Records the outcome of the attempt that brought the delivery to `attempts`, with its audit event, in one

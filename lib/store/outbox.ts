@@ -7,21 +7,10 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { writeIfCondition } from './conditions';
 import { documentClient, tableName } from './dynamo';
+import type { OutboxEntry } from '../use-cases/webhook-outbox';
 import { keys } from './keys';
 
-export interface OutboxEntry {
-  deliveryId: string;
-  /** The delivery's partner (its message's group in the fair queue). */
-  partnerId: string;
-  /** The entry's sort key as read (`<relayAfter ISO>#<deliveryId>`): a lease is conditional on it. */
-  sortKey: string;
-  relayAfter: string;
-  attempts: number;
-  /** Epoch ms: when its next attempt is due (a retry's backoff), if it waits for one. */
-  nextAttemptAt?: number | undefined;
-  /** Epoch ms: an attempt is running on it until then (its lease), if one is. */
-  leaseUntil?: number | undefined;
-}
+export type { OutboxEntry };
 
 const PAGE_SIZE = 100;
 

@@ -15,14 +15,12 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { fieldValidationError } from '../domain/errors';
+import type { Page } from '../domain/page';
 import { cursorKey } from '../secrets/cursor-key';
 import { documentClient, tableName } from './dynamo';
 import { PARTITION_KEY, SORT_KEY } from './table';
 
-export interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
-}
+export type { Page };
 
 export interface PageQuery<T> {
   index?: 'gsi1' | 'gsi2' | 'gsi3';

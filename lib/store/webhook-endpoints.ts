@@ -5,7 +5,7 @@
  */
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditEvent } from '../domain/audit';
-import { type BreakerState, LEGACY_ENDPOINT_BREAKER, NEW_ENDPOINT_BREAKER } from '../domain/endpoint-breaker';
+import { type BreakerState, LEGACY_ENDPOINT_BREAKER, NEW_ENDPOINT_BREAKER, type StoredBreaker } from '../domain/endpoint-breaker';
 import { errors } from '../domain/errors';
 import type { PartnerEvent, WebhookEndpoint } from '../domain/webhooks';
 import type { SealedSecret } from '../secrets/secret-box';
@@ -89,11 +89,7 @@ export async function createWebhookEndpoint(endpoint: WebhookEndpoint, secret: S
   }
 }
 
-/** An endpoint's breaker as stored on its item, with the revision a write of it is conditional on. */
-export interface StoredBreaker {
-  state: BreakerState;
-  revision: number;
-}
+export type { StoredBreaker };
 
 /** A breaker as stored: the fields of {@link BreakerState}, or those a breaker written before leases had (a probe's). */
 type StoredBreakerState = Partial<BreakerState> & { probeUntil?: number };

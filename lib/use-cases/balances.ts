@@ -6,7 +6,7 @@ import { assertActsFor, type Caller } from '../domain/caller';
 import { errors, fieldValidationError } from '../domain/errors';
 import type { CurrencyCode } from '../domain/money';
 import type { Partner } from '../domain/partner';
-import type { Page } from '../store/paging';
+import type { Page } from '../domain/page';
 
 /** One merchant's waiting money in one currency (minor units), as the store sums it. */
 export interface WaitingBalance {

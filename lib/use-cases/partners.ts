@@ -11,7 +11,7 @@ import { newId } from '../domain/ids';
 import type { KycStatus, Partner, PartnerStatus } from '../domain/partner';
 import { SECRET_PURPOSE, secretBox } from '../secrets';
 import * as apiKeys from '../store/api-keys';
-import type { Page } from '../store/paging';
+import type { Page } from '../domain/page';
 import * as partners from '../store/partners';
 
 export interface NewPartner {

@@ -14,7 +14,7 @@ import { type PaymentUpdate, planPaymentUpdate, succeedsWith } from '../domain/p
 import type { FeeBreakdown, Transaction, TransactionStatus } from '../domain/transaction';
 import { deliveriesFor, partnerEventBody, type WebhookDelivery, type WebhookEndpoint } from '../domain/webhooks';
 import { countMetric, logger } from '../observability';
-import { type EventMoney, PAYMENT_INTENT_ID, type PaymentEvent, type Processor } from '../processor/port';
+import { type EventMoney, PAYMENT_INTENT_ID, type PaymentEvent, type Processor } from './ports/processor';
 
 /** One event's update as written: the event applied, the transaction as read, what changes, who is told. */
 export interface PaymentWrite {

@@ -14,7 +14,7 @@
 import { timeLeftMs } from '../deadline';
 import { FAILED_WATCH_MS, nextCheckDue, type ReconciliationState, reconciliationStateOf, watchOf } from '../domain/reconciliation';
 import { countMetric, logger, secondsMetric } from '../observability';
-import type { PaymentIntent } from '../processor/port';
+import type { PaymentIntent } from './ports/processor';
 import { applyPaymentEvent, type PaymentEventDeps } from './processor-events';
 
 /** A transaction the reconciliation index lists: its sort key as listed (where it stands in its shard), and when it is due. */
@@ -39,7 +39,7 @@ export interface ReconciliationQueue {
   stopWatching(due: DueTransaction, revision: number): Promise<boolean>;
 }
 
-/** What the reconciliation asks of the processor (`lib/processor/port.ts`). */
+/** What the reconciliation asks of the processor (`lib/use-cases/ports/processor.ts`). */
 export interface ReconciliationProcessor {
   retrievePaymentIntent(id: string): Promise<PaymentIntent | undefined>;
   cancelPaymentIntent(id: string): Promise<PaymentIntent | undefined>;

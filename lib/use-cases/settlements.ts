@@ -12,13 +12,13 @@ import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { type OwingGroup, planBatches, type PlannedBatch, railFor, type SettlementBatch, type SettlementItem } from '../domain/settlement';
 import { countMetric, logger } from '../observability';
-import type { PayoutRails } from '../payouts/port';
+import type { PayoutRails } from './ports/payouts';
 import type * as auditEvents from '../store/audit-events';
 import type * as partners from '../store/partners';
 import type * as payees from '../store/payees';
 import type * as waiting from '../store/settlement-waiting';
 import type * as settlements from '../store/settlements';
-import type { Page } from '../store/paging';
+import type { Page } from '../domain/page';
 
 export interface SettlementDeps {
   settlements: Pick<

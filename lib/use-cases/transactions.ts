@@ -14,7 +14,7 @@ import {
   type Transaction,
 } from '../domain/transaction';
 import { assertActsFor, type Caller, type IdempotencyScope } from '../domain/caller';
-import type { PaymentIntent, Processor } from '../processor/port';
+import type { PaymentIntent, Processor } from './ports/processor';
 import type * as clients from '../store/clients';
 import type { FoldedCompletion } from '../store/idempotency';
 import type * as payees from '../store/payees';

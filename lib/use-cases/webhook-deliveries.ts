@@ -17,17 +17,23 @@ import {
   giveBackLease,
   isClosed,
   SLOW_ANSWER_MS,
+  type StoredBreaker,
   takeLease,
 } from '../domain/endpoint-breaker';
 import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
-import { isDelivered, MAX_DELIVERY_ATTEMPTS, retryDelayMs, type DeliveryStatus, type WebhookDelivery, type WebhookEndpoint } from '../domain/webhooks';
+import type { Page } from '../domain/page';
+import type { Partner } from '../domain/partner';
+import {
+  type AttemptRecord,
+  type DeliveryStatus,
+  isDelivered,
+  MAX_DELIVERY_ATTEMPTS,
+  retryDelayMs,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+} from '../domain/webhooks';
 import type { SealedSecret } from '../secrets/secret-box';
-import * as deliveries from '../store/deliveries';
-import type { Page } from '../store/paging';
-import * as partners from '../store/partners';
-import * as webhookEndpoints from '../store/webhook-endpoints';
-import type { StoredBreaker } from '../store/webhook-endpoints';
 import type { WebhookSender } from '../webhooks/http-sender';
 import { type DeliveryQueue, MAX_DELAY_SECONDS } from '../webhooks/queue';
 import { webhookHeaders } from '../webhooks/signing';
@@ -41,7 +47,6 @@ const ATTEMPT_LEASE_MS = 60_000;
 
 /** A message may arrive this much before its attempt is due (a queue's delay and our clock differ a little). */
 const DUE_TOLERANCE_MS = 500;
-
 
 /**
  * How stale an {@link EndpointStore}'s answer may be: a cache of the endpoint's item (one per Lambda container) keeps
@@ -61,9 +66,28 @@ export interface BreakerStore {
   putBreaker(partnerId: string, endpointId: string, state: BreakerState, readRevision: number): Promise<boolean>;
 }
 
+/** The deliveries as the consumer reads and moves them, every write conditional on the delivery as read (`lib/store/deliveries.ts`). */
+export interface DeliveryStore {
+  /** Strongly consistent. */
+  getDelivery(deliveryId: string): Promise<WebhookDelivery | undefined>;
+  /** Claims attempt `attempts + 1`: `false` when another has it, a lease runs or the backoff is not over by `dueBy`. */
+  claimAttempt(delivery: Pick<WebhookDelivery, 'id' | 'attempts'>, at: { now: number; dueBy: number; leaseUntil: number }): Promise<boolean>;
+  /** Records the outcome of the attempt that brought it to `attempts`, with its audit event, in one write. */
+  recordAttempt(delivery: Pick<WebhookDelivery, 'id' | 'attempts'>, record: AttemptRecord, audit: AuditEvent, at: { now: number; withoutLease?: boolean }): Promise<boolean>;
+  /** Parks it in its endpoint's parked index, its outbox key at `relayAfter`: `false` when it moved or an attempt runs. */
+  parkDelivery(
+    delivery: Pick<WebhookDelivery, 'id' | 'endpointId' | 'createdAt' | 'attempts' | 'leaseUntil' | 'relayAfter' | 'parked'>,
+    at: { now: number; relayAfter: number },
+  ): Promise<boolean>;
+  /** Up to `limit` deliveries parked on an endpoint, longest-waiting first. */
+  parkedDeliveries(endpointId: string, limit: number): Promise<Array<{ deliveryId: string; createdAt: string }>>;
+  /** Takes it out of the parked index: `true` for the one caller that did. */
+  unparkDelivery(deliveryId: string, endpointId: string): Promise<boolean>;
+}
+
 /** The adapters of the consumer, wired in `lib/adapters/`; tests build variants (fake queue, short timeout, clock). */
 export interface WebhookDeliveryDeps {
-  deliveries: Pick<typeof deliveries, 'getDelivery' | 'claimAttempt' | 'recordAttempt' | 'parkDelivery' | 'parkedDeliveries' | 'unparkDelivery'>;
+  deliveries: DeliveryStore;
   endpoints: EndpointStore;
   breakers: BreakerStore;
   /** The breakers' timings (`breakerSettings` of the sender's timeout). */
@@ -426,13 +450,25 @@ async function failWithoutAttempt(deps: WebhookDeliveryDeps, delivery: WebhookDe
   return recorded ? { outcome: 'failed', attempt: delivery.attempts, httpStatus, error } : { outcome: 'not-due' };
 }
 
+/** What the admin's delivery routes need: the deliveries, the partners and the endpoints' breakers (`lib/adapters/`). */
+export interface DeliveryAdminDeps {
+  deliveries: Pick<DeliveryStore, 'getDelivery'> & {
+    listDeliveries(partnerId: string, page: { status?: DeliveryStatus | undefined; limit: number; cursor?: string | undefined }): Promise<Page<WebhookDelivery>>;
+    /** Writes the resent delivery with its audit event, if its endpoint still exists (else 409 WEBHOOK_ENDPOINT_DELETED). */
+    putResentDelivery(delivery: WebhookDelivery, audit: AuditEvent): Promise<void>;
+  };
+  partners: { getPartner(partnerId: string): Promise<Partner | undefined> };
+  breakers: BreakerStore;
+}
+
 /** A partner's deliveries, newest first (404 PARTNER_NOT_FOUND for an unknown partner). */
 export async function listPartnerDeliveries(
+  deps: Pick<DeliveryAdminDeps, 'deliveries' | 'partners'>,
   partnerId: string,
   page: { status?: DeliveryStatus | undefined; limit: number; cursor?: string | undefined },
 ): Promise<Page<WebhookDelivery>> {
-  if ((await partners.getPartner(partnerId)) === undefined) throw errors.partnerNotFound();
-  return deliveries.listDeliveries(partnerId, page);
+  if ((await deps.partners.getPartner(partnerId)) === undefined) throw errors.partnerNotFound();
+  return deps.deliveries.listDeliveries(partnerId, page);
 }
 
 /**
@@ -445,8 +481,8 @@ export async function listPartnerDeliveries(
  * resent delivery goes as the next probe instead of waiting up to 15 minutes (a write conditional on the breaker's
  * revision; one lost to a consumer's own write is left to that consumer).
  */
-export async function resendDelivery(deliveryId: string): Promise<WebhookDelivery> {
-  const original = await deliveries.getDelivery(deliveryId);
+export async function resendDelivery(deps: Pick<DeliveryAdminDeps, 'deliveries' | 'breakers'>, deliveryId: string): Promise<WebhookDelivery> {
+  const original = await deps.deliveries.getDelivery(deliveryId);
   if (original === undefined) throw errors.webhookDeliveryNotFound();
   const now = new Date().toISOString();
   const resent: WebhookDelivery = {
@@ -465,10 +501,10 @@ export async function resendDelivery(deliveryId: string): Promise<WebhookDeliver
   };
   const audit = auditOf(resent, 'webhook_delivery.resent', Date.parse(now), { resent_from: original.id });
   // The cool-down ends before the resent delivery exists, so the relay cannot hand it over to an open breaker.
-  const breaker = await webhookEndpoints.getBreaker(resent.partnerId, resent.endpointId);
+  const breaker = await deps.breakers.getBreaker(resent.partnerId, resent.endpointId);
   if (breaker !== undefined && breaker.state.openUntil > Date.parse(now)) {
-    await webhookEndpoints.putBreaker(resent.partnerId, resent.endpointId, { ...breaker.state, openUntil: Date.parse(now) }, breaker.revision);
+    await deps.breakers.putBreaker(resent.partnerId, resent.endpointId, { ...breaker.state, openUntil: Date.parse(now) }, breaker.revision);
   }
-  await deliveries.putResentDelivery(resent, audit);
+  await deps.deliveries.putResentDelivery(resent, audit);
   return resent;
 }

@@ -13,7 +13,21 @@
  *   exhausted) and messages lost on the way (locally, the in-memory queue of a process that died).
  */
 import { type DeliveryQueue, MAX_DELAY_SECONDS } from '../webhooks/queue';
-import type { OutboxEntry } from '../store/outbox';
+
+/** A pending delivery as the outbox lists it (the store's sparse index: docs/data-model.md). */
+export interface OutboxEntry {
+  deliveryId: string;
+  /** The delivery's partner (its message's group in the fair queue). */
+  partnerId: string;
+  /** The entry's sort key as read (`<relayAfter ISO>#<deliveryId>`): a lease is conditional on it. */
+  sortKey: string;
+  relayAfter: string;
+  attempts: number;
+  /** Epoch ms: when its next attempt is due (a retry's backoff), if it waits for one. */
+  nextAttemptAt?: number | undefined;
+  /** Epoch ms: an attempt is running on it until then (its lease), if one is. */
+  leaseUntil?: number | undefined;
+}
 
 export interface OutboxDeps {
   outbox: {

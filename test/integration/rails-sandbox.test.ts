@@ -16,7 +16,7 @@ import { RailLedger } from '../../infra/local/rails-sandbox-ledger';
 import { runWithDeadline } from '../../lib/deadline';
 import { currencyCode } from '../../lib/domain/money';
 import { createHttpRails } from '../../lib/payouts/http-rails';
-import { PayoutOutcomeUnknown, type PayoutRails, type PayoutRequest } from '../../lib/payouts/port';
+import { PayoutOutcomeUnknown, type PayoutRails, type PayoutRequest } from '../../lib/use-cases/ports/payouts';
 import { railKeysFromEnvironment, type RailKeys } from '../../lib/payouts/rail-keys';
 import { freePort } from '../support/ports';
 

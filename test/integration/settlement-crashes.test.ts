@@ -9,7 +9,7 @@ import { createHandler as scheduledRun } from '../../functions/settlement-schedu
 import { settlementDeps } from '../../lib/adapters';
 import type { Caller } from '../../lib/domain/caller';
 import { ServiceError } from '../../lib/domain/errors';
-import { PayoutOutcomeUnknown } from '../../lib/payouts/port';
+import { PayoutOutcomeUnknown } from '../../lib/use-cases/ports/payouts';
 import { getPartner } from '../../lib/store/partners';
 import { listWaiting } from '../../lib/store/settlement-waiting';
 import { getBatch } from '../../lib/store/settlements';

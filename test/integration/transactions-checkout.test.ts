@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import Stripe from 'stripe';
-import type { Processor } from '../../lib/processor/port';
+import type { Processor } from '../../lib/use-cases/ports/processor';
 import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/processor-sandbox';
 import { freePort } from '../support/ports';
 

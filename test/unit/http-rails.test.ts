@@ -7,7 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import { runWithDeadline } from '../../lib/deadline';
 import { currencyCode } from '../../lib/domain/money';
 import { createHttpRails } from '../../lib/payouts/http-rails';
-import { PayoutOutcomeUnknown, type PayoutRequest } from '../../lib/payouts/port';
+import { PayoutOutcomeUnknown, type PayoutRequest } from '../../lib/use-cases/ports/payouts';
 import { railKeysFromEnvironment, type RailKeys } from '../../lib/payouts/rail-keys';
 
 const KEYS: RailKeys = { railA: 'ra_secret_key_0123456789', railB: 'rb_secret_key_0123456789' };

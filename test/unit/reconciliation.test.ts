@@ -13,7 +13,7 @@ import type { Client, Partner } from '../../lib/domain/partner';
 import { nextCheckDue, startWatch, watchOf } from '../../lib/domain/reconciliation';
 import type { Transaction, TransactionStatus } from '../../lib/domain/transaction';
 import { intentOutcomeEvent } from '../../lib/processor/event-objects';
-import type { PaymentIntent } from '../../lib/processor/port';
+import type { PaymentIntent } from '../../lib/use-cases/ports/processor';
 import type { PaymentWrite } from '../../lib/use-cases/processor-events';
 import { type DueTransaction, oldestDue, type ReconciliationLimits, runReconciliation } from '../../lib/use-cases/reconciliation';
 

@@ -9,8 +9,8 @@
  * does not consume the key (the next attempt under it is a new try). So a retry after a crash between "the rail
  * paid" and "the batch was recorded sent" finds the payment made instead of making a second one.
  */
-import type { CurrencyCode } from '../domain/money';
-import type { RailName } from '../domain/settlement';
+import type { CurrencyCode } from '../../domain/money';
+import type { RailName } from '../../domain/settlement';
 
 export type { RailName };
 

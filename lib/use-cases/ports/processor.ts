@@ -1,6 +1,6 @@
 /** What the service needs from a card processor. Use cases depend on this, never on the Stripe SDK. */
-import type { CurrencyCode } from '../domain/money';
-import type { PaymentChange } from '../domain/ledger';
+import type { CurrencyCode } from '../../domain/money';
+import type { PaymentChange } from '../../domain/ledger';
 
 export interface NewPaymentIntent {
   svcTxId: string;
