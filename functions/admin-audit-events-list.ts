@@ -5,6 +5,7 @@ import { AuditEvent, pageOf } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
 import { presentAuditEvent } from '../lib/http/webhook-presenters';
 import { AuditEventsQuery } from '../lib/http/webhook-schemas';
+import { webhookEndpointDeps } from '../lib/adapters/webhook-endpoints';
 import { listAuditEvents } from '../lib/use-cases/webhook-endpoints';
 
 const doc: RouteDoc = {
@@ -25,5 +26,5 @@ const doc: RouteDoc = {
 
 export const handler = httpRoute({ access: 'admin', query: AuditEventsQuery, doc }, async ({ query }) => ({
   status: 200,
-  body: presentPage(await listAuditEvents({ partnerId: query.partner_id, type: query.type, limit: query.limit, cursor: query.cursor }), presentAuditEvent),
+  body: presentPage(await listAuditEvents(webhookEndpointDeps, { partnerId: query.partner_id, type: query.type, limit: query.limit, cursor: query.cursor }), presentAuditEvent),
 }));

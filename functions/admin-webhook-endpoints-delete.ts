@@ -2,6 +2,7 @@
 import { httpRoute } from '../lib/http/chain';
 import type { RouteDoc } from '../lib/http/route-doc';
 import { WebhookEndpointParams } from '../lib/http/webhook-schemas';
+import { webhookEndpointDeps } from '../lib/adapters/webhook-endpoints';
 import { deleteWebhookEndpoint } from '../lib/use-cases/webhook-endpoints';
 
 const doc: RouteDoc = {
@@ -17,6 +18,6 @@ const doc: RouteDoc = {
 };
 
 export const handler = httpRoute({ access: 'admin', params: WebhookEndpointParams, doc }, async ({ params, caller }) => {
-  await deleteWebhookEndpoint(params.partner_id, params.id, caller);
+  await deleteWebhookEndpoint(webhookEndpointDeps, params.partner_id, params.id, caller);
   return { status: 204 };
 });

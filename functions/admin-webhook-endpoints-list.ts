@@ -5,6 +5,7 @@ import { PartnerParams } from '../lib/http/partner-schemas';
 import { WebhookEndpoint } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
 import { presentWebhookEndpoint } from '../lib/http/webhook-presenters';
+import { webhookEndpointDeps } from '../lib/adapters/webhook-endpoints';
 import { listWebhookEndpoints } from '../lib/use-cases/webhook-endpoints';
 
 /** `{ items }` only: the list is whole (at most 20), so it has no `next_cursor` and `pageOf` does not fit it. */
@@ -22,5 +23,5 @@ const doc: RouteDoc = {
 
 export const handler = httpRoute({ access: 'admin', params: PartnerParams, doc }, async ({ params }) => ({
   status: 200,
-  body: { items: (await listWebhookEndpoints(params.partner_id)).map((endpoint) => presentWebhookEndpoint(endpoint)) },
+  body: { items: (await listWebhookEndpoints(webhookEndpointDeps, params.partner_id)).map((endpoint) => presentWebhookEndpoint(endpoint)) },
 }));

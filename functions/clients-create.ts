@@ -7,6 +7,7 @@ import { presentClient } from '../lib/http/presenters';
 import { CreatedClient } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
 import { clientIdentifier, percentage, text } from '../lib/http/schemas';
+import { clientStore } from '../lib/adapters/clients';
 import { registerClient } from '../lib/use-cases/clients';
 
 /** Dollars on the API (0-10, whole cents), cents inside: converted exactly, never as `dollars * 100` on a double. */
@@ -74,7 +75,7 @@ const doc: RouteDoc = {
 export const handler = httpRoute(
   { access: 'partner-mutation', partnerOnly: true, body: Body, doc },
   async ({ caller, body }) => {
-    const client = await registerClient(caller, body.partner_id, {
+    const client = await registerClient(clientStore, caller, body.partner_id, {
       clientId: body.client_id,
       legalName: body.legal_name,
       status: body.status,

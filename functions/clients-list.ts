@@ -6,6 +6,7 @@ import { presentClient, presentPage } from '../lib/http/presenters';
 import { Client, pageOf } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
 import { PageQuery } from '../lib/http/schemas';
+import { clientStore } from '../lib/adapters/clients';
 import { listClients } from '../lib/use-cases/clients';
 
 const Query = PageQuery.extend({
@@ -29,6 +30,6 @@ const doc: RouteDoc = {
 };
 
 export const handler = httpRoute({ access: 'partner-read', partnerOnly: true, query: Query, doc }, async ({ caller, query }) => {
-  const page = await listClients(caller, { ...query, partnerId: query.partner_id });
+  const page = await listClients(clientStore, caller, { ...query, partnerId: query.partner_id });
   return { status: 200, body: presentPage(page, presentClient) };
 });

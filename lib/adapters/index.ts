@@ -7,6 +7,7 @@
  */
 export { balanceDeps } from './balances';
 export { brandingDeps } from './branding';
+export { clientStore } from './clients';
 export { healthChecks } from './health';
 export { deliveryQueue, outboxDeps } from './outbox';
 export { paymentEventDeps } from './payment-events';

@@ -1,6 +1,9 @@
-/** Wiring for registering partner webhook endpoints: the URL policy and the system's DNS resolver. */
+/** Wiring for partner webhook endpoints and the audit log: the URL policy, the system's DNS resolver, the table. */
+import * as auditEvents from '../store/audit-events';
+import * as partners from '../store/partners';
+import * as endpoints from '../store/webhook-endpoints';
 import type { WebhookEndpointDeps } from '../use-cases/webhook-endpoints';
 import { systemResolver } from '../webhooks/url-safety';
 import { webhookUrlPolicy } from './webhook-url-policy';
 
-export const webhookEndpointDeps: WebhookEndpointDeps = { urlPolicy: webhookUrlPolicy, resolve: systemResolver };
+export const webhookEndpointDeps: WebhookEndpointDeps = { urlPolicy: webhookUrlPolicy, resolve: systemResolver, endpoints, partners, auditEvents };

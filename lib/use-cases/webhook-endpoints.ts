@@ -3,18 +3,38 @@ import { adminOf, type AuditEvent, type AuditEventType, newAuditEvent } from '..
 import type { Caller } from '../domain/caller';
 import { errors, fieldValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
+import type { Page } from '../domain/page';
+import type { Partner } from '../domain/partner';
 import type { PartnerEvent, WebhookEndpoint } from '../domain/webhooks';
 import { SECRET_PURPOSE, secretBox } from '../secrets';
-import * as auditEvents from '../store/audit-events';
-import * as partners from '../store/partners';
-import * as endpoints from '../store/webhook-endpoints';
+import type { SealedSecret } from '../secrets/secret-box';
 import { generateWebhookSecret } from '../webhooks/signing';
 import { checkWebhookUrl, type Resolver, UnsafeWebhookUrlError, type UrlPolicy } from '../webhooks/url-safety';
 
-/** Where endpoint URLs may point (`ALLOW_INSECURE_WEBHOOK_URLS`) and how their hosts are resolved; see `lib/adapters/`. */
+/** A query of the audit log: one partner's or all, optionally of one type, newest first. */
+export interface AuditEventQuery {
+  partnerId?: string | undefined;
+  type?: AuditEventType | undefined;
+  limit: number;
+  cursor?: string | undefined;
+}
+
+/**
+ * Where endpoint URLs may point (`ALLOW_INSECURE_WEBHOOK_URLS`) and how their hosts are resolved, and the table's
+ * endpoints, partners and audit log; wired in `lib/adapters/webhook-endpoints.ts`.
+ */
 export interface WebhookEndpointDeps {
   urlPolicy: UrlPolicy;
   resolve: Resolver;
+  endpoints: {
+    /** With the partner's endpoint count and the audit event, in one write (404 for no partner, 409 past 20 endpoints). */
+    createWebhookEndpoint(endpoint: WebhookEndpoint, secret: SealedSecret, audit: AuditEvent): Promise<void>;
+    listWebhookEndpoints(partnerId: string): Promise<WebhookEndpoint[]>;
+    /** With the audit event, in one write (404 WEBHOOK_ENDPOINT_NOT_FOUND). */
+    deleteWebhookEndpoint(partnerId: string, endpointId: string, audit: AuditEvent): Promise<void>;
+  };
+  partners: { getPartner(partnerId: string): Promise<Partner | undefined> };
+  auditEvents: { listAuditEvents(query: AuditEventQuery): Promise<Page<AuditEvent>> };
 }
 
 export interface NewWebhookEndpoint {
@@ -56,25 +76,22 @@ export async function createWebhookEndpoint(
     createdAt: new Date().toISOString(),
   };
   const audit = endpointAudit(endpoint, 'webhook_endpoint.created', { admin: adminOf(by), name: endpoint.name, events: endpoint.events.join(',') });
-  await endpoints.createWebhookEndpoint(endpoint, await secretBox.seal(secret, SECRET_PURPOSE.webhook), audit);
+  await deps.endpoints.createWebhookEndpoint(endpoint, await secretBox.seal(secret, SECRET_PURPOSE.webhook), audit);
   return { endpoint, secret };
 }
 
 /** A partner's endpoints, newest first, without secrets (404 PARTNER_NOT_FOUND for an unknown partner). */
-export async function listWebhookEndpoints(partnerId: string): Promise<WebhookEndpoint[]> {
-  const [partner, found] = await Promise.all([partners.getPartner(partnerId), endpoints.listWebhookEndpoints(partnerId)]);
+export async function listWebhookEndpoints(deps: Pick<WebhookEndpointDeps, 'endpoints' | 'partners'>, partnerId: string): Promise<WebhookEndpoint[]> {
+  const [partner, found] = await Promise.all([deps.partners.getPartner(partnerId), deps.endpoints.listWebhookEndpoints(partnerId)]);
   if (partner === undefined) throw errors.partnerNotFound();
   return found.sort((a, b) => (a.createdAt === b.createdAt ? b.id.localeCompare(a.id) : b.createdAt.localeCompare(a.createdAt)));
 }
 
 /** Deletes an endpoint and records it (atomic); 404 WEBHOOK_ENDPOINT_NOT_FOUND if the partner has no such endpoint. */
-export async function deleteWebhookEndpoint(partnerId: string, endpointId: string, by?: Caller): Promise<void> {
-  await endpoints.deleteWebhookEndpoint(partnerId, endpointId, endpointAudit({ id: endpointId, partnerId }, 'webhook_endpoint.deleted', { admin: adminOf(by) }));
+export async function deleteWebhookEndpoint(deps: Pick<WebhookEndpointDeps, 'endpoints'>, partnerId: string, endpointId: string, by?: Caller): Promise<void> {
+  const audit = endpointAudit({ id: endpointId, partnerId }, 'webhook_endpoint.deleted', { admin: adminOf(by) });
+  await deps.endpoints.deleteWebhookEndpoint(partnerId, endpointId, audit);
 }
 
-export const listAuditEvents = (query: {
-  partnerId?: string | undefined;
-  type?: AuditEventType | undefined;
-  limit: number;
-  cursor?: string | undefined;
-}) => auditEvents.listAuditEvents(query);
+/** The audit log, newest first. */
+export const listAuditEvents = (deps: Pick<WebhookEndpointDeps, 'auditEvents'>, query: AuditEventQuery) => deps.auditEvents.listAuditEvents(query);

@@ -13,6 +13,7 @@ import type { DeliveryStatus, WebhookDelivery } from '../../lib/domain/webhooks'
 import { deliveryItem } from '../../lib/store/deliveries';
 import { documentClient, tableName } from '../../lib/store/dynamo';
 import { keys } from '../../lib/store/keys';
+import { webhookEndpointDeps } from '../../lib/adapters/webhook-endpoints';
 import { createWebhookEndpoint } from '../../lib/use-cases/webhook-endpoints';
 import type { Resolver } from '../../lib/webhooks/url-safety';
 import { type PartnerCredentials, TestApi } from '../support/api';
@@ -201,7 +202,7 @@ describe('endpoint URL rules without ALLOW_INSECURE_WEBHOOK_URLS (the AWS settin
             { address: '192.168.0.10', family: 4 },
           ]
         : Promise.reject(Object.assign(new Error('not found'), { code: 'ENOTFOUND' }));
-  const deps = { urlPolicy: { allowInsecure: false }, resolve };
+  const deps = { ...webhookEndpointDeps, urlPolicy: { allowInsecure: false }, resolve };
   const create = (url: string) => createWebhookEndpoint(deps, partner.partnerId, { name: 'Strict', url, events: ['transaction_succeeded'] });
 
   it('accepts an https URL whose host resolves only to public addresses, on any port', async () => {
