@@ -129,7 +129,7 @@ const declaredRoutes: readonly RouteDefinition[] = [
   // The ledger's balances (decisions.md §5a): a Query of the settlement index, summed per merchant and currency.
   { name: 'balances-list', method: 'GET', path: `${API_PREFIX}/balances`, access: list },
 
-  // The admin console's view of every partner (issue 13): the partner routes' use cases for an admin caller. An admin's run
+  // The admin console's view of every partner: the partner routes' use cases for an admin caller. An admin's run
   // and pay also write their audit events (a put; a pay's in the claim's transaction).
   { name: 'admin-transactions-list', method: 'GET', path: `${API_PREFIX}/admin/transactions`, access: list },
   { name: 'admin-transactions-get', method: 'GET', path: `${API_PREFIX}/admin/transactions/{svc_tx_id}`, access: read },
@@ -146,7 +146,7 @@ const declaredRoutes: readonly RouteDefinition[] = [
 
   { name: 'branding-packet', method: 'GET', path: `${API_PREFIX}/branding/packet`, access: { table: 'read', processorKeys: true } },
 
-  // The API's own documentation (issue 12): the OpenAPI document, and the page that renders it with its script.
+  // The API's own documentation: the OpenAPI document, and the page that renders it with its script.
   { name: 'openapi-document', method: 'GET', path: `${API_PREFIX}/openapi.json`, access: {} },
   { name: 'api-docs', method: 'GET', path: `${API_PREFIX}/docs`, access: {} },
   { name: 'api-docs-script', method: 'GET', path: `${API_PREFIX}/docs/scalar.js`, access: {} },

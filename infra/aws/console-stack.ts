@@ -1,5 +1,5 @@
 /**
- * The admin console in AWS (issue 13), on one CloudFront distribution that is also a front door to the HTTP API,
+ * The admin console in AWS, on one CloudFront distribution that is also a front door to the HTTP API,
  * so the console calls the admin API from its own origin, as under `npm start`:
  *
  * | Path | Served by |

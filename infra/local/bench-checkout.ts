@@ -1,5 +1,5 @@
 /**
- * `npm run bench`, checkout throughput (issue 11), both at the same number of requests in flight, against the
+ * `npm run bench`, checkout throughput, both at the same number of requests in flight, against the
  * same running service and its DynamoDB Local:
  *
  *   a. the DB bound (`bench-db-bound.ts`): DynamoDB Local's own rate for the exact calls one checkout makes;

@@ -1,5 +1,5 @@
 /**
- * The DB bound of `npm run bench` (issue 11): DynamoDB Local's own rate for the exact DynamoDB calls one
+ * The DB bound of `npm run bench`: DynamoDB Local's own rate for the exact DynamoDB calls one
  * checkout-intent makes, sent by a bare SDK loop in the bench's process: lib-dynamodb commands, none of the
  * service's code but its key builders and the transaction item's shape, with the real partner, API key and
  * client the service uses, and fresh idempotency keys, `svc_tx_id`s and intent ids each time. One sequence:

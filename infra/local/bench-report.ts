@@ -1,5 +1,5 @@
 /**
- * The targets `npm run bench` checks its figures against (issues 8, 9 and 11), and the pass/fail table. A target
+ * The targets `npm run bench` checks its figures against, and the pass/fail table. A target
  * whose figure the run did not measure (a section not run) is left out, neither met nor missed.
  */
 

@@ -1,6 +1,6 @@
 /**
  * Section 5 of `npm run bench` (`npm run bench -- settlement` runs it alone): settlement run performance,
- * issue 9's two figures, measured against `npm start -- --in-memory` itself (default `SETTLEMENT_CUTOFF`).
+ * the settlement run's two figures, measured against `npm start -- --in-memory` itself (default `SETTLEMENT_CUTOFF`).
  *
  *   a. 10,000 eligible transactions (succeeded, unsettled, created yesterday, a real fee split) over 10 partners
  *      x 2 clients x 2-3 currencies: POST /api/v1/settlements/run with a platform key (every partner), timed from

@@ -1,6 +1,6 @@
 /**
  * `npm run bench` sections 6 and 6b: processor event → partner webhook received, on a quiet service and beside a
- * noisy neighbour (issue 23; decisions.md §8).
+ * noisy neighbour (decisions.md §8).
  *
  * Each payment is a checkout-intent confirmed at the sandbox processor with the stripe SDK, timed from the moment
  * the sandbox starts posting its signed `payment_intent.succeeded` (its own record, GET /sandbox/events) to the

@@ -3,21 +3,21 @@
  *
  *   1. start-up: `npm start -- --in-memory` until GET /api/v1/health answers 200 (issue: within 60 s), and
  *      Ctrl-C (SIGINT to the process group) until every process has exited; several runs.
- *   2. calls per request (issue 11, `bench-calls.ts`): the DynamoDB calls and processor requests of each partner
+ *   2. calls per request (`bench-calls.ts`): the DynamoDB calls and processor requests of each partner
  *      mutation, in a service whose processor calls go through a counting proxy.
  *   3. request latency through the whole local stack (HTTP -> API Gateway event -> middy chain -> DynamoDB
  *      Local, and the sandbox processor for checkout): health, a signed POST /clients, a checkout-intent.
  *   4. 10 concurrent identical POST /clients with one idempotency key: how many clients, which answers.
- *   5. checkout throughput (issue 11, `bench-checkout.ts`): DynamoDB Local's own rate for the calls one checkout
+ *   5. checkout throughput (`bench-checkout.ts`): DynamoDB Local's own rate for the calls one checkout
  *      makes (a bare SDK loop: the DB bound), then checkout-intent over HTTP (autocannon), both at 16 in flight.
- *   6. processor event -> partner webhook received (issue 8: p95 <= 1 s locally with the default settings):
+ *   6. processor event -> partner webhook received (p95 <= 1 s locally with the default settings):
  *      payments confirmed one after another at the sandbox processor with the stripe SDK, each timed from the
  *      moment the sandbox starts posting its signed `payment_intent.succeeded` (its own record, GET
  *      /sandbox/events) to the moment a partner endpoint on 127.0.0.1 has the webhook, through the processor
  *      webhook, the table's stream, the local queue and the consumer of `npm start`. 6b: the same for another
- *      partner while a noisy neighbour has 20 endpoints that never answer and 200 payments in flight (issue 23:
- *      p95 <= 1 s and <= 2x the quiet p95; `bench-webhooks.ts`).
- *   7. settlement run (issue 9): 10,000 eligible transactions, then the same with 100,000 settled ones in the
+ *      partner while a noisy neighbour has 20 endpoints that never answer and 200 payments in flight
+ *      (p95 <= 1 s and <= 2x the quiet p95; `bench-webhooks.ts`).
+ *   7. settlement run: 10,000 eligible transactions, then the same with 100,000 settled ones in the
  *      table, each in a fresh service (`bench-settlement.ts`).
  *
  * `npm run bench -- settlement` runs section 7 alone, `npm run bench -- checkout` sections 2 and 5, `npm run bench --

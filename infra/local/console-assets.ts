@@ -1,5 +1,5 @@
 /**
- * The admin console (issue 13, `console/`, a Vite + React app) as the local HTTP API serves it: `GET /admin` and
+ * The admin console (`console/`, a Vite + React app) as the local HTTP API serves it: `GET /admin` and
  * everything under it answer with the built files of `console/dist`, `index.html` standing in for any path without
  * a file extension (the app routes those itself), and `/admin/config.json` with the runtime configuration: token
  * sign-in (in AWS the console stack writes its own, `infra/aws/console-stack.ts`). The console only calls the admin

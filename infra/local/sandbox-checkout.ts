@@ -1,5 +1,5 @@
 /**
- * The sandbox checkout (issue 13): `npm start` serves the example partner backend (`examples/partner-backend`) at
+ * The sandbox checkout: `npm start` serves the example partner backend (`examples/partner-backend`) at
  * `/sandbox`, so that `/sandbox/checkout` is a partner's checkout page working against this service and the sandbox
  * processor, with nothing to set up. Locally only: in AWS there is no sandbox processor to pay at.
  *

@@ -1,6 +1,6 @@
 /**
  * Relaying the transactional outbox to the delivery queue, so that no partner webhook is lost if a process dies
- * between the DynamoDB write that creates a delivery and the enqueue (issue 8: "Delivery, crash-safe").
+ * between the DynamoDB write that creates a delivery and the enqueue.
  *
  * The write that moves a transaction also writes its pending deliveries (one DynamoDB transaction), each in the
  * outbox index. Two paths then put a `{ deliveryId }` message on the queue, and a duplicate is harmless (the

@@ -1,5 +1,5 @@
 /**
- * The admin console's API (issue 13) over HTTP: a partner's API keys and the platform-wide keys, the cross-partner
+ * The admin console's API over HTTP: a partner's API keys and the platform-wide keys, the cross-partner
  * transaction search and read, settlement batches across partners (list, run, pay, report), and the audit events
  * of every admin change (partners created and updated, API keys issued and revoked, settlement runs and pays):
  * present after the change, with who made it and no secret, and absent when the change was refused.

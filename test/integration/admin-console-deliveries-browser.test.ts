@@ -1,5 +1,5 @@
 /**
- * The admin console's webhook deliveries and its pager in headless Chromium (issue 13), on a service of this file's
+ * The admin console's webhook deliveries and its pager in headless Chromium, on a service of this file's
  * own that runs the whole delivery pipeline (`delivery-world.ts`: a sandbox processor, the stream relay, the local
  * queue, the real consumer; `WEBHOOK_RETRY_BASE_MS` small, so a failing delivery's three attempts take about 2 s).
  *

@@ -1,5 +1,5 @@
 /**
- * The admin console's platform-wide API keys in headless Chromium (issue 13): in the API keys section, "Platform-wide
+ * The admin console's platform-wide API keys in headless Chromium: in the API keys section, "Platform-wide
  * (no partner)" lists the keys of no partner (`GET /admin/api-keys`), issues one (shown once) and revokes it after
  * a confirmation; "A partner" goes back to the partner picker, and the partners section's actions are unchanged.
  * No request leaves 127.0.0.1, no page or console error, no answer of 400 or more. Needs Debian's Chromium at

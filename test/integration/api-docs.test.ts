@@ -1,5 +1,5 @@
 /**
- * The API's own documentation over HTTP (issue 12): the OpenAPI document the service serves is the generated
+ * The API's own documentation over HTTP: the OpenAPI document the service serves is the generated
  * file, and the reference page loads its viewer script from this service (no CDN), compressed when it may be.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

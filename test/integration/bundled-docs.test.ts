@@ -1,5 +1,5 @@
 /**
- * The documentation functions as they deploy (issue 12): their bundles read the files they serve beside
+ * The documentation functions as they deploy: their bundles read the files they serve beside
  * themselves (`infra/bundling.ts`, FUNCTION_FILES), so the files must be copied there by the build.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';

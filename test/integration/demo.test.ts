@@ -1,5 +1,5 @@
 /**
- * `npm run demo` as a smoke test (issue 12): the whole money flow on a service of its own (`npm start`), every
+ * `npm run demo` as a smoke test: the whole money flow on a service of its own (`npm start`), every
  * step's result checked by the demo itself; it exits 0 only when all of them are right.
  */
 import { describe, expect, it } from '@jest/globals';

@@ -2,7 +2,7 @@
  * `npm start` delivers partner webhooks (decisions.md §1): a payment confirmed at the sandbox processor reaches a
  * partner's endpoint, signed, through the table's stream, the local queue and the consumer; and a delivery
  * written by a process that was killed before anything enqueued it is delivered, once, when the service
- * starts again (issue 8: "a process killed between the write and the enqueue still delivers").
+ * starts again ("a process killed between the write and the enqueue still delivers").
  */
 import { describe, expect, it } from '@jest/globals';
 import { createHmac } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * What an operator sees of a payment (issue 10's observability): the log lines of a transaction carry the
+ * What an operator sees of a payment: the log lines of a transaction carry the
  * request id, the partner id and the `svc_tx_id` as keys, and the use cases count the business metrics the
  * alarms and dashboards read (TransactionsCreated, TransactionsSucceeded). The metrics themselves are embedded
  * metric format lines flushed in AWS only (`test/unit/metrics.test.ts`); here the counts are recorded by a

@@ -1,5 +1,5 @@
 /**
- * Crash-safe delivery (issue 8): a pending delivery written to the table reaches the delivery queue's consumer
+ * Crash-safe delivery: a pending delivery written to the table reaches the delivery queue's consumer
  * even if the process dies between the write and the enqueue. The local pipeline (infra/local/delivery-pipeline.ts:
  * stream relay, sweep, queue with its SQS front) runs against the integration run's DynamoDB Local, with the
  * real relay and sweep handlers sending through the real SQS client, and a stub consumer that finishes the

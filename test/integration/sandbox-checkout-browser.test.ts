@@ -1,5 +1,5 @@
 /**
- * The sandbox checkout page (`/sandbox/checkout`, issue 13) in headless Chromium, on a service started as a user
+ * The sandbox checkout page (`/sandbox/checkout`) in headless Chromium, on a service started as a user
  * starts it (`npm start`, its own ports, the local defaults): a buyer picks a product, the payment element's submit
  * step refuses an empty card without calling the processor, a declined card is reported and reconciled as failed,
  * a good card pays, and the page shows the payment service's status read by `svc_tx_id` through the partner

@@ -1,7 +1,7 @@
 /**
  * Settlement under faults, at the use case with the real store and the sandbox rails, faults injected at the
  * ports: a payout whose answer is lost after the rail paid, a process that dies holding a payout claim, and the
- * scheduled run over every partner (decisions.md §7: "concurrent pays never pay twice"; issue 9: "a crash after
+ * scheduled run over every partner (decisions.md §7: "concurrent pays never pay twice"; "a crash after
  * the rail accepted the payout must not pay twice on retry").
  */
 import { describe, expect, it } from '@jest/globals';

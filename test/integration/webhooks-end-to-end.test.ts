@@ -1,5 +1,5 @@
 /**
- * Issue 8's "Done when", end to end over HTTP, through the real pipeline as `npm start` composes it
+ * Crash-safe delivery, end to end over HTTP, through the real pipeline as `npm start` composes it
  * (infra/local/runtime.ts): a sandbox processor whose signed events go to this file's HTTP API, the processor
  * webhook handler, the table's stream read by the stream relay, the local queue behind its SQS front (the
  * service's own SQS client sends to it), the real consumer (functions/webhook-delivery.ts), and partner

@@ -1,5 +1,5 @@
 /**
- * Issue 11, reliability of the one-call checkout (docs/checkout.md; decisions.md §4): under concurrency and under
+ * Reliability of the one-call checkout (docs/checkout.md; decisions.md §4): under concurrency and under
  * faults between the processor call and the DynamoDB write, one attempt (idempotency key + body) is one
  * transaction and one payment intent at the processor, and every answer names those two.
  *

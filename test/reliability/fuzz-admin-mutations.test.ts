@@ -1,5 +1,5 @@
 /**
- * Issue 11: property-based fuzzing of the admin mutations (POST /admin/partners, PATCH /admin/partners/{id},
+ * Property-based fuzzing of the admin mutations (POST /admin/partners, PATCH /admin/partners/{id},
  * POST /admin/partners/{id}/webhook-endpoints) over HTTP with a valid admin token: near-valid bodies (a valid
  * body with one thing changed, `fuzz-json.ts`) and arbitrary ones (any JSON, deep nesting, odd Unicode, bytes).
  *

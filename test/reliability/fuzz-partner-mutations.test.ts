@@ -1,5 +1,5 @@
 /**
- * Issue 11: property-based fuzzing of every partner mutation (POST /clients, /transactions/checkout-intent,
+ * Property-based fuzzing of every partner mutation (POST /clients, /transactions/checkout-intent,
  * /transactions/checkout-intent-v2, /transactions/initialize, /transactions/attach-intent) over HTTP, each
  * request with a valid API key (partner-scoped, or platform-wide on the payment routes), the correct HMAC of its
  * exact bytes and a fresh idempotency key, so every body reaches parsing, validation and the use case.

@@ -1,5 +1,5 @@
 /**
- * Issue 11: property-based fuzzing of POST /webhooks/processor over HTTP with VALID signatures (`t=<now>,v1=<hmac>`
+ * Property-based fuzzing of POST /webhooks/processor over HTTP with VALID signatures (`t=<now>,v1=<hmac>`
  * keyed by the local webhook secret, as the sandbox processor signs: `signatureHeader`), in `processor-signature`,
  * `Stripe-Signature` or both. Each run makes a real checkout (a pending transaction linked to a sandbox intent)
  * and sends it a sequence of arbitrary events: any type (the mapped ones most of the time), fresh, reused or odd

@@ -1,5 +1,5 @@
 /**
- * Issue 11, processor-event storms (decisions.md §5; docs/checkout.md "the lifecycle the processor drives"): for many
+ * Processor-event storms (decisions.md §5; docs/checkout.md "the lifecycle the processor drives"): for many
  * transactions at once, their processor events are posted concurrently, each several times (the same signed event
  * again: a processor retry), some under a second event id, in a shuffled order (a success before or after a
  * decline or a cancellation, refunds and disputes before or after the success, partial refunds, an event of another

@@ -1,5 +1,5 @@
 /**
- * Issue 11, settlement under concurrency (docs/settlement.md; decisions.md §7): runs started at once from every
+ * Settlement under concurrency (docs/settlement.md; decisions.md §7): runs started at once from every
  * entry point (POST /settlements/run with a partner key, with a platform key, narrowed to a client, and the
  * scheduled function) put every eligible transaction in exactly one batch and every waiting ledger entry in exactly one
  * batch, and nothing else in any; refunds and chargebacks racing runs are ledger entries (decisions.md §5a) that

@@ -1,5 +1,5 @@
 /**
- * Issue 11, tenant isolation (decisions.md §5 "Scope", "Reading another partner's resource answers 404"; §7; docs/
+ * Tenant isolation (decisions.md §5 "Scope", "Reading another partner's resource answers 404"; §7; docs/
  * authentication.md): partner B, with its own API key and HMAC secret, against EVERY route of the route table
  * (`lib/routes.ts`, iterated, so a new route is probed the day it is added), using partner A's identifiers:
  * `svc_tx_id`s, client ids, settlement batch ids, payment intent ids, list cursors, idempotency keys, and

@@ -1,5 +1,5 @@
 /**
- * Issue 11, partner webhook endpoints that misbehave (docs/webhooks.md "Retries", "When delivery fails";
+ * Partner webhook endpoints that misbehave (docs/webhooks.md "Retries", "When delivery fails";
  * decisions.md §8): one partner's endpoints time out, answer 500, or answer 301 (the redirect must not be followed),
  * beside a healthy endpoint of the same partner and another partner's. Every delivery goes through the whole local
  * pipeline (outbox → stream relay → queue with SQS semantics → consumer), all at once, so the failing attempts share

@@ -1,5 +1,5 @@
 /**
- * Issue 23: no partner waits on another's webhooks (decisions.md §8). Partner A has 20 endpoints that never answer
+ * No partner waits on another's webhooks (decisions.md §8). Partner A has 20 endpoints that never answer
  * and a burst of payments (20 deliveries each); partner B, one healthy endpoint and payments arriving while A's
  * deliveries time out, are probed and parked. All of it through the whole local pipeline (outbox → stream relay
  * → the fair queue → the real consumer), real HTTP receivers on 127.0.0.1.

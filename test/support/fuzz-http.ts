@@ -1,5 +1,5 @@
 /**
- * HTTP for the fuzz suites (issue 11): exact bytes out, every answer kept raw (a body that is not JSON is a
+ * HTTP for the fuzz suites: exact bytes out, every answer kept raw (a body that is not JSON is a
  * finding, not a crash of the test), and the answer rules every route must keep whatever it is sent
  * (decisions.md §3, docs/conventions.md): never a 5xx; every non-2xx is `{ error, code }` with the status the spec
  * gives that code, plus `details: { fieldErrors, formErrors }` on VALIDATION_ERROR and nowhere else.

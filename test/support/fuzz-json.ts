@@ -1,5 +1,5 @@
 /**
- * JSON for the fuzz suites (issue 11): odd strings (any code point, lone surrogates, the characters the field
+ * JSON for the fuzz suites: odd strings (any code point, lone surrogates, the characters the field
  * rules single out), any JSON value, a serialiser that can write `\uXXXX` escapes and splice in raw literals, and
  * whole bodies that need no valid base (any JSON, keyed objects, deep nesting, bytes). The near-valid mutations
  * built on them are in `fuzz-mutations.ts`.

@@ -1,5 +1,5 @@
 /**
- * Near-valid bodies for the fuzz suites (issue 11): a valid body with one thing changed (a wrong type, a field
+ * Near-valid bodies for the fuzz suites: a valid body with one thing changed (a wrong type, a field
  * removed or added, an odd or rule-breaking string, an odd number literal, a value the route's own rules turn on,
  * deep nesting, a key given twice, a raw edit, bytes that are not UTF-8), rendered to the exact bytes sent, with
  * what docs/conventions.md says the service must answer: `accept`, `invalid` (400 VALIDATION_ERROR, or 413

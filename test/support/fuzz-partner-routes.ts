@@ -1,5 +1,5 @@
 /**
- * The world of the partner-mutation fuzz suite (issue 11, `test/reliability/fuzz-partner-mutations.test.ts`): the
+ * The world of the partner-mutation fuzz suite (`test/reliability/fuzz-partner-mutations.test.ts`): the
  * fuzzed partner and its keys, the fixtures the routes' own rules turn on (other partners, inactive clients, used
  * intents), the valid space each route's base body is drawn from, and per route its fields (`fuzz-mutations.ts`),
  * a fresh valid body, and how its writes are seen from outside and checked.

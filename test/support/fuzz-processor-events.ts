@@ -1,5 +1,5 @@
 /**
- * Arbitrary processor events for the webhook fuzz suite (issue 11): Stripe-shaped envelopes whose type, id,
+ * Arbitrary processor events for the webhook fuzz suite: Stripe-shaped envelopes whose type, id,
  * object, money, refunds, disputes and metadata vary, aimed at a transaction of the suite or at nothing, plus
  * envelopes that are not events at all. A plan is plain data (so it shrinks); `renderEvent` turns it into the exact
  * body the sandbox would sign, given the transactions it may name, and reads that body back as decisions.md §5 and

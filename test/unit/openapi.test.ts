@@ -1,5 +1,5 @@
 /**
- * The OpenAPI document (issue 12): built from the route table and each route's own contract (`infra/openapi.ts`),
+ * The OpenAPI document: built from the route table and each route's own contract (`infra/openapi.ts`),
  * valid OpenAPI 3.1 by a maintained validator, one operation per route and no other, and `docs/openapi.json`
  * (what the service serves) exactly what the code builds today.
  */

@@ -1,5 +1,5 @@
 /**
- * Traces in AWS (issue 10): every AWS SDK client the service creates goes through the Powertools tracer, and the
+ * Traces in AWS: every AWS SDK client the service creates goes through the Powertools tracer, and the
  * tracer patches Node's `https`, through which the Stripe SDK calls the processor; outside Lambda, nothing is
  * patched. Each case runs `test/support/traced-clients.ts` as a process of its own (the patch is process-wide).
  */
