@@ -4,6 +4,7 @@ import { httpRoute } from '../lib/http/chain';
 import { presentIssuedApiKey } from '../lib/http/presenters';
 import { IssuedApiKey } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
+import { partnerDeps } from '../lib/adapters/partners';
 import { issueApiKey } from '../lib/use-cases/partners';
 
 const Body = z.strictObject({ scope: z.literal('platform').meta({ description: 'Always `platform`: a key that may act for any partner' }) });
@@ -25,5 +26,5 @@ const doc: RouteDoc = {
 
 export const handler = httpRoute({ access: 'admin', body: Body, doc }, async ({ caller }) => ({
   status: 201,
-  body: presentIssuedApiKey(await issueApiKey('platform', undefined, caller)),
+  body: presentIssuedApiKey(await issueApiKey(partnerDeps, 'platform', undefined, caller)),
 }));

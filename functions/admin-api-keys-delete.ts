@@ -2,6 +2,7 @@
 import * as z from 'zod';
 import { httpRoute } from '../lib/http/chain';
 import type { RouteDoc } from '../lib/http/route-doc';
+import { partnerDeps } from '../lib/adapters/partners';
 import { revokeApiKey } from '../lib/use-cases/partners';
 
 const Params = z.object({ key_id: z.string().min(1).max(64).meta({ description: "The key's id (`key_…`), as its issue answered it", example: 'key_cqvf2a9h0pvbj1bjpspahxfp' }) });
@@ -19,6 +20,6 @@ const doc: RouteDoc = {
 };
 
 export const handler = httpRoute({ access: 'admin', params: Params, doc }, async ({ params, caller }) => {
-  await revokeApiKey(params.key_id, caller);
+  await revokeApiKey(partnerDeps, params.key_id, caller);
   return { status: 204 };
 });

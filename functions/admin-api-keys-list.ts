@@ -4,6 +4,7 @@ import { presentApiKey, presentPage } from '../lib/http/presenters';
 import { ApiKeyPage } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
 import { PageQuery } from '../lib/http/schemas';
+import { partnerDeps } from '../lib/adapters/partners';
 import { listPlatformApiKeys } from '../lib/use-cases/partners';
 
 const doc: RouteDoc = {
@@ -21,5 +22,5 @@ const doc: RouteDoc = {
 
 export const handler = httpRoute({ access: 'admin', query: PageQuery, doc }, async ({ query }) => ({
   status: 200,
-  body: presentPage(await listPlatformApiKeys(query), presentApiKey),
+  body: presentPage(await listPlatformApiKeys(partnerDeps, query), presentApiKey),
 }));

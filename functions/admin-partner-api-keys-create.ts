@@ -2,6 +2,7 @@
 import * as z from 'zod';
 import { httpRoute } from '../lib/http/chain';
 import { presentIssuedApiKey } from '../lib/http/presenters';
+import { partnerDeps } from '../lib/adapters/partners';
 import { issueApiKey } from '../lib/use-cases/partners';
 import { PartnerParams } from '../lib/http/partner-schemas';
 import { IssuedApiKey } from '../lib/http/response-schemas';
@@ -26,5 +27,5 @@ const doc: RouteDoc = {
 
 export const handler = httpRoute({ access: 'admin', params: PartnerParams, body: Body, doc }, async ({ params, caller }) => ({
   status: 201,
-  body: presentIssuedApiKey(await issueApiKey('partner', params.partner_id, caller)),
+  body: presentIssuedApiKey(await issueApiKey(partnerDeps, 'partner', params.partner_id, caller)),
 }));

@@ -5,6 +5,7 @@ import { presentApiKey, presentPage } from '../lib/http/presenters';
 import { ApiKeyPage } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
 import { PageQuery } from '../lib/http/schemas';
+import { partnerDeps } from '../lib/adapters/partners';
 import { listPartnerApiKeys } from '../lib/use-cases/partners';
 
 const doc: RouteDoc = {
@@ -22,5 +23,5 @@ const doc: RouteDoc = {
 
 export const handler = httpRoute({ access: 'admin', params: PartnerParams, query: PageQuery, doc }, async ({ params, query }) => ({
   status: 200,
-  body: presentPage(await listPartnerApiKeys(params.partner_id, query), presentApiKey),
+  body: presentPage(await listPartnerApiKeys(partnerDeps, params.partner_id, query), presentApiKey),
 }));

@@ -4,6 +4,7 @@ import { CreatePartnerBody, toPartnerFields } from '../lib/http/partner-schemas'
 import { presentPartner } from '../lib/http/presenters';
 import { Partner } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
+import { partnerDeps } from '../lib/adapters/partners';
 import { createPartner } from '../lib/use-cases/partners';
 
 const doc: RouteDoc = {
@@ -22,5 +23,5 @@ const doc: RouteDoc = {
 
 export const handler = httpRoute({ access: 'admin', body: CreatePartnerBody, doc }, async ({ body, caller }) => ({
   status: 201,
-  body: presentPartner(await createPartner(toPartnerFields(body), caller)),
+  body: presentPartner(await createPartner(partnerDeps, toPartnerFields(body), caller)),
 }));

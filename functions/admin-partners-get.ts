@@ -4,6 +4,7 @@ import { PartnerParams } from '../lib/http/partner-schemas';
 import { presentPartner } from '../lib/http/presenters';
 import { Partner } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
+import { partnerDeps } from '../lib/adapters/partners';
 import { getPartner } from '../lib/use-cases/partners';
 
 const doc: RouteDoc = {
@@ -18,5 +19,5 @@ const doc: RouteDoc = {
 
 export const handler = httpRoute({ access: 'admin', params: PartnerParams, doc }, async ({ params }) => ({
   status: 200,
-  body: presentPartner(await getPartner(params.partner_id)),
+  body: presentPartner(await getPartner(partnerDeps, params.partner_id)),
 }));

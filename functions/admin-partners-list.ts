@@ -4,6 +4,7 @@ import { presentPage, presentPartner } from '../lib/http/presenters';
 import { pageOf, Partner } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
 import { PageQuery } from '../lib/http/schemas';
+import { partnerDeps } from '../lib/adapters/partners';
 import { listPartners } from '../lib/use-cases/partners';
 
 const doc: RouteDoc = {
@@ -18,5 +19,5 @@ const doc: RouteDoc = {
 
 export const handler = httpRoute({ access: 'admin', query: PageQuery, doc }, async ({ query }) => ({
   status: 200,
-  body: presentPage(await listPartners(query), presentPartner),
+  body: presentPage(await listPartners(partnerDeps, query), presentPartner),
 }));

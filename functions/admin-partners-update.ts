@@ -4,6 +4,7 @@ import { PartnerParams, toPartnerFields, UpdatePartnerBody } from '../lib/http/p
 import { presentPartner } from '../lib/http/presenters';
 import { Partner } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
+import { partnerDeps } from '../lib/adapters/partners';
 import { updatePartner } from '../lib/use-cases/partners';
 
 const doc: RouteDoc = {
@@ -24,5 +25,5 @@ const doc: RouteDoc = {
 
 export const handler = httpRoute({ access: 'admin', params: PartnerParams, body: UpdatePartnerBody, doc }, async ({ params, body, caller }) => ({
   status: 200,
-  body: presentPartner(await updatePartner(params.partner_id, toPartnerFields(body), caller)),
+  body: presentPartner(await updatePartner(partnerDeps, params.partner_id, toPartnerFields(body), caller)),
 }));

@@ -10,6 +10,7 @@ export { brandingDeps } from './branding';
 export { clientStore } from './clients';
 export { healthChecks } from './health';
 export { deliveryQueue, outboxDeps } from './outbox';
+export { partnerDeps } from './partners';
 export { paymentEventDeps } from './payment-events';
 export { processorEventDeps } from './processor-events';
 export { reconciliationDeps, reconciliationLimits } from './reconciliation';

@@ -74,3 +74,20 @@ export function assertClientFeeAllowed(partner: Partner, partnerFeePercentage: n
     throw errors.clientFeeBelowSvcFee(partner.serviceFeePercentage);
   }
 }
+
+/**
+ * A partner as read for an update, with its revision: a counter each update raises by one (absent, 0, on a
+ * partner never updated since revisions began). Timestamps cannot serve: two updates in one millisecond, or on
+ * clocks out of step, carry the same `updatedAt`.
+ */
+export interface PartnerForUpdate {
+  partner: Partner;
+  revision: number;
+}
+
+export type PartnerChanges = Partial<
+  Pick<Partner, 'name' | 'status' | 'kycStatus' | 'serviceFeePercentage' | 'rateLimitPerMinute' | 'branding'>
+>;
+
+/** `updated`; `changed`: the partner is no longer as it was read (nothing written); `gone`: no such partner. */
+export type PartnerUpdate = 'updated' | 'changed' | 'gone';

@@ -5,7 +5,7 @@ import { type Client, FLAT_FEE_CURRENCY, type Partner } from '../domain/partner'
 import type { SettlementBatch } from '../domain/settlement';
 import type { Transaction } from '../domain/transaction';
 import { batchReportContentDisposition, batchReportCsv, SETTLEMENT_REPORT_CONTENT_TYPE } from '../domain/settlement-report';
-import type { ApiKeySummary } from '../store/api-keys';
+import type { ApiKeySummary } from '../auth/api-keys';
 import type { Page } from '../store/paging';
 import type { IssuedApiKey } from '../use-cases/partners';
 import type { Balance } from '../use-cases/balances';

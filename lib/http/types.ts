@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { Caller, IdempotencyScope } from '../domain/caller';
 import type { KnownPayee } from '../domain/partner';
-import type { StoredApiKey } from '../store/api-keys';
+import type { StoredApiKey } from '../auth/api-keys';
 import type { FoldedCompletion } from '../store/idempotency';
 
 export type HttpEvent = APIGatewayProxyEventV2;

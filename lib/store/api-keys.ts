@@ -7,26 +7,18 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { KeyScope } from '../auth/credentials';
 import type { AuditEvent } from '../domain/audit';
 import { errors } from '../domain/errors';
-import type { SealedSecret } from '../secrets/secret-box';
 import { putAuditEvent } from './audit-events';
 import { failedConditions } from './conditions';
 import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
 import { type Page, queryPage } from './paging';
 import { transactWrite } from './transact';
+import type { ApiKeyRef, ApiKeySummary, StoredApiKey } from '../auth/api-keys';
+import type { SealedSecret } from '../secrets/secret-box';
 
-export interface StoredApiKey {
-  keyId: string;
-  keyHash: string;
-  scope: KeyScope;
-  /** Present on partner-scoped keys only. */
-  partnerId: string | undefined;
-  hmacSecret: SealedSecret;
-  createdAt: string;
-}
+export type { ApiKeyRef, ApiKeySummary, StoredApiKey };
 
-/** What may be shown of a key once issued: never its hash or its secret. */
-export type ApiKeySummary = Pick<StoredApiKey, 'keyId' | 'scope' | 'partnerId' | 'createdAt'>;
+
 
 const summaryOf = ({ keyId, scope, partnerId, createdAt }: StoredApiKey): ApiKeySummary => ({ keyId, scope, partnerId, createdAt });
 
@@ -102,8 +94,6 @@ export const listPartnerApiKeys = (partnerId: string, page: { limit: number; cur
 /** The platform-wide keys (of no partner), newest first, paged; as {@link listPartnerApiKeys}. */
 export const listPlatformApiKeys = (page: { limit: number; cursor?: string | undefined }) => listIn(keys.platformApiKeys, page);
 
-/** A key as its revocation needs it: the hash its item is found by, and what its audit event names. */
-export type ApiKeyRef = Pick<StoredApiKey, 'keyId' | 'keyHash' | 'scope' | 'partnerId'>;
 
 /**
  * The key with id `keyId`, from its pointer (strongly consistent); `undefined` for an unknown or revoked id. A

@@ -1,7 +1,7 @@
 /** Partner records. An admin's create and update write their audit event in the same transaction. */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditEvent } from '../domain/audit';
-import type { Partner } from '../domain/partner';
+import type { Partner, PartnerChanges, PartnerForUpdate, PartnerUpdate } from '../domain/partner';
 import { putAuditEvent } from './audit-events';
 import { cancelledItem, failedConditions } from './conditions';
 import { documentClient, tableName } from './dynamo';
@@ -44,27 +44,13 @@ export async function getPartner(partnerId: string): Promise<Partner | undefined
   return Item === undefined ? undefined : toPartner(Item);
 }
 
-/**
- * A partner as read for an update, with its revision: a counter each update raises by one (absent, 0, on a
- * partner never updated since revisions began). Timestamps cannot serve: two updates in one millisecond, or on
- * clocks out of step, carry the same `updatedAt`.
- */
-export interface PartnerForUpdate {
-  partner: Partner;
-  revision: number;
-}
 
 export async function getPartnerForUpdate(partnerId: string): Promise<PartnerForUpdate | undefined> {
   const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.partner(partnerId), ConsistentRead: true }));
   return Item === undefined ? undefined : { partner: toPartner(Item), revision: (Item.revision as number | undefined) ?? 0 };
 }
 
-export type PartnerChanges = Partial<
-  Pick<Partner, 'name' | 'status' | 'kycStatus' | 'serviceFeePercentage' | 'rateLimitPerMinute' | 'branding'>
->;
 
-/** `updated`; `changed`: the partner is no longer as it was read (nothing written); `gone`: no such partner. */
-export type PartnerUpdate = 'updated' | 'changed' | 'gone';
 
 /**
  * Applies the given fields (only those) and writes the audit event, in one transaction conditional on the partner

@@ -8,11 +8,37 @@ import { adminOf, newAuditEvent, partnerChangeDetails, partnerSettingsDetails } 
 import type { Caller } from '../domain/caller';
 import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
-import type { KycStatus, Partner, PartnerStatus } from '../domain/partner';
-import { SECRET_PURPOSE, secretBox } from '../secrets';
-import * as apiKeys from '../store/api-keys';
+import type { ApiKeyRef, ApiKeySummary, StoredApiKey } from '../auth/api-keys';
+import type { AuditEvent } from '../domain/audit';
 import type { Page } from '../domain/page';
-import * as partners from '../store/partners';
+import type { KycStatus, Partner, PartnerChanges, PartnerForUpdate, PartnerStatus, PartnerUpdate } from '../domain/partner';
+import { SECRET_PURPOSE, secretBox } from '../secrets';
+
+type PageRequest = { limit: number; cursor?: string | undefined };
+
+/** The partners and their API keys in the table (`lib/store/partners.ts`, `lib/store/api-keys.ts`), wired in `lib/adapters/partners.ts`. */
+export interface PartnerDeps {
+  partners: {
+    /** With its audit event, in one write. */
+    createPartner(partner: Partner, audit: AuditEvent): Promise<Partner>;
+    getPartner(partnerId: string): Promise<Partner | undefined>;
+    /** Strongly consistent, with the revision an update is conditional on. */
+    getPartnerForUpdate(partnerId: string): Promise<PartnerForUpdate | undefined>;
+    /** The given fields and the audit event, in one write conditional on the partner as read. */
+    updatePartner(seen: PartnerForUpdate, changes: PartnerChanges, now: string, audit: AuditEvent): Promise<PartnerUpdate>;
+    listPartners(page: PageRequest): Promise<Page<Partner>>;
+  };
+  apiKeys: {
+    /** With its pointer and audit event, in one write (conditional on the partner existing for a partner key). */
+    createApiKey(apiKey: StoredApiKey, audit: AuditEvent): Promise<void>;
+    listPartnerApiKeys(partnerId: string, page: PageRequest): Promise<Page<ApiKeySummary>>;
+    listPlatformApiKeys(page: PageRequest): Promise<Page<ApiKeySummary>>;
+    /** Strongly consistent; `undefined` for an unknown or revoked id. */
+    findApiKeyById(keyId: string): Promise<ApiKeyRef | undefined>;
+    /** With the audit event, in one write (404 API_KEY_NOT_FOUND when another revocation got there first). */
+    revokeApiKey(key: ApiKeyRef, audit: AuditEvent): Promise<void>;
+  };
+}
 
 export interface NewPartner {
   name: string;
@@ -27,23 +53,23 @@ export interface NewPartner {
  * Creates a partner with a new id. One transaction (atomic): the partner and its `partner.created` event (who, and
  * the settings as created). `by` is optional only for callers outside a request (a test seeding data).
  */
-export async function createPartner(input: NewPartner, by?: Caller): Promise<Partner> {
+export async function createPartner(deps: Pick<PartnerDeps, 'partners'>, input: NewPartner, by?: Caller): Promise<Partner> {
   const now = new Date();
   const partner: Partner = { partnerId: newId.partner(), ...input, createdAt: now.toISOString(), updatedAt: now.toISOString() };
   const audit = newAuditEvent(
     { type: 'partner.created', partnerId: partner.partnerId, resourceType: 'partner', resourceId: partner.partnerId, details: { admin: adminOf(by), ...partnerSettingsDetails(partner) } },
     now,
   );
-  return partners.createPartner(partner, audit);
+  return deps.partners.createPartner(partner, audit);
 }
 
-export async function getPartner(partnerId: string): Promise<Partner> {
-  const partner = await partners.getPartner(partnerId);
+export async function getPartner(deps: Pick<PartnerDeps, 'partners'>, partnerId: string): Promise<Partner> {
+  const partner = await deps.partners.getPartner(partnerId);
   if (partner === undefined) throw errors.partnerNotFound();
   return partner;
 }
 
-export const listPartners = partners.listPartners;
+export const listPartners = (deps: Pick<PartnerDeps, 'partners'>, page: PageRequest) => deps.partners.listPartners(page);
 
 /**
  * Reads an update may lose to concurrent updates of the same partner before it answers 503 (retry shortly). After
@@ -60,16 +86,16 @@ const retryWindowMs = (attempt: number) => Math.min(1_000, 20 * 2 ** attempt);
  * again and the change applied to it (503 SERVICE_UNAVAILABLE after {@link UPDATE_ATTEMPTS} such losses).
  * Answers the partner as written.
  */
-export async function updatePartner(partnerId: string, changes: partners.PartnerChanges, by: Caller): Promise<Partner> {
-  const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as partners.PartnerChanges;
+export async function updatePartner(deps: Pick<PartnerDeps, 'partners'>, partnerId: string, changes: PartnerChanges, by: Caller): Promise<Partner> {
+  const given = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as PartnerChanges;
   for (let attempt = 1; ; attempt++) {
-    const seen = await partners.getPartnerForUpdate(partnerId);
+    const seen = await deps.partners.getPartnerForUpdate(partnerId);
     if (seen === undefined) throw errors.partnerNotFound();
     const current = seen.partner;
     const now = new Date();
     const details = { admin: adminOf(by), ...partnerChangeDetails(current, given) };
     const audit = newAuditEvent({ type: 'partner.updated', partnerId, resourceType: 'partner', resourceId: partnerId, details }, now);
-    const outcome = await partners.updatePartner(seen, given, now.toISOString(), audit);
+    const outcome = await deps.partners.updatePartner(seen, given, now.toISOString(), audit);
     if (outcome === 'updated') return { ...current, ...given, updatedAt: now.toISOString() };
     if (outcome === 'gone') throw errors.partnerNotFound();
     if (attempt >= UPDATE_ATTEMPTS) throw errors.contended();
@@ -92,7 +118,7 @@ export interface IssuedApiKey {
  * existing for a partner key). The plaintext key and secret are returned once and never stored. `by` is optional
  * only for callers outside a request (a test seeding data).
  */
-export async function issueApiKey(scope: KeyScope, partnerId?: string, by?: Caller): Promise<IssuedApiKey> {
+export async function issueApiKey(deps: Pick<PartnerDeps, 'apiKeys'>, scope: KeyScope, partnerId?: string, by?: Caller): Promise<IssuedApiKey> {
   const apiKey = generateApiKey(scope);
   const hmacSecret = generateHmacSecret();
   const keyId = newId.apiKey();
@@ -101,7 +127,7 @@ export async function issueApiKey(scope: KeyScope, partnerId?: string, by?: Call
     { type: 'api_key.created', partnerId: partnerId ?? null, resourceType: 'api_key', resourceId: keyId, details: { admin: adminOf(by), scope } },
     now,
   );
-  await apiKeys.createApiKey(
+  await deps.apiKeys.createApiKey(
     {
       keyId,
       keyHash: hashApiKey(apiKey),
@@ -115,19 +141,17 @@ export async function issueApiKey(scope: KeyScope, partnerId?: string, by?: Call
   return { keyId, apiKey, hmacSecret, scope, partnerId };
 }
 
-type PageRequest = { limit: number; cursor?: string | undefined };
-
 /**
  * A partner's API keys, newest first, paged, without hash or secret (what the admin console lists to revoke
  * one); 404 PARTNER_NOT_FOUND for an unknown partner.
  */
-export async function listPartnerApiKeys(partnerId: string, page: PageRequest): Promise<Page<apiKeys.ApiKeySummary>> {
-  const [, found] = await Promise.all([getPartner(partnerId), apiKeys.listPartnerApiKeys(partnerId, page)]);
+export async function listPartnerApiKeys(deps: PartnerDeps, partnerId: string, page: PageRequest): Promise<Page<ApiKeySummary>> {
+  const [, found] = await Promise.all([getPartner(deps, partnerId), deps.apiKeys.listPartnerApiKeys(partnerId, page)]);
   return found;
 }
 
 /** The platform-wide API keys (of no partner), newest first, paged, without hash or secret. */
-export const listPlatformApiKeys = (page: PageRequest): Promise<Page<apiKeys.ApiKeySummary>> => apiKeys.listPlatformApiKeys(page);
+export const listPlatformApiKeys = (deps: Pick<PartnerDeps, 'apiKeys'>, page: PageRequest): Promise<Page<ApiKeySummary>> => deps.apiKeys.listPlatformApiKeys(page);
 
 /**
  * Revokes a key (partner-scoped or platform-wide). Steps: find it by id (strongly consistent; 404
@@ -135,12 +159,12 @@ export const listPlatformApiKeys = (page: PageRequest): Promise<Page<apiKeys.Api
  * still existing): the key and its pointer deleted, and the `api_key.revoked` event (who, the key's scope, its
  * partner). A concurrent revocation of the same key makes one 204 and one 404, and one event.
  */
-export async function revokeApiKey(keyId: string, by: Caller): Promise<void> {
-  const key = await apiKeys.findApiKeyById(keyId);
+export async function revokeApiKey(deps: Pick<PartnerDeps, 'apiKeys'>, keyId: string, by: Caller): Promise<void> {
+  const key = await deps.apiKeys.findApiKeyById(keyId);
   if (key === undefined) throw errors.apiKeyNotFound();
   const audit = newAuditEvent(
     { type: 'api_key.revoked', partnerId: key.partnerId ?? null, resourceType: 'api_key', resourceId: keyId, details: { admin: adminOf(by), scope: key.scope } },
     new Date(),
   );
-  await apiKeys.revokeApiKey(key, audit);
+  await deps.apiKeys.revokeApiKey(key, audit);
 }

@@ -25,6 +25,7 @@ const { httpRoute } = await import('../../lib/http/chain');
 const { logger, metrics } = await import('../../lib/observability');
 const { secretBox } = await import('../../lib/secrets');
 const { createPartner, issueApiKey } = await import('../../lib/use-cases/partners');
+const { partnerDeps } = await import('../../lib/adapters/partners');
 const { handler: brandingPacket } = await import('../../functions/branding-packet');
 
 jest.spyOn(secretBox, 'seal').mockImplementation(async (plaintext) => ({ v: 1, kek: 'test', edk: '', iv: '', tag: '', ct: plaintext }));
@@ -56,7 +57,7 @@ const metricNames = (lines: Array<Record<string, unknown>>) =>
 describe('a chain that answers early', () => {
   it('leaves no partner keys in the next request’s log lines and flushes the metrics of an idempotent replay', async () => {
     // Arrange: a partner mutation that completed once
-    const partner = await createPartner({
+    const partner = await createPartner(partnerDeps, {
       name: 'Early answers',
       serviceFeePercentage: 1.5,
       status: 'active',
@@ -64,7 +65,7 @@ describe('a chain that answers early', () => {
       rateLimitPerMinute: null,
       branding: null,
     });
-    const key = await issueApiKey('partner', partner.partnerId);
+    const key = await issueApiKey(partnerDeps, 'partner', partner.partnerId);
     const route = httpRoute({ access: 'partner-mutation', partnerOnly: true }, async () => ({ status: 201, body: { ok: true } }));
     const idempotencyKey = randomUUID();
     const signed = () =>

@@ -1,0 +1,6 @@
+/** Wiring for the admin's partner and API-key routes: the table. */
+import * as apiKeys from '../store/api-keys';
+import * as partners from '../store/partners';
+import type { PartnerDeps } from '../use-cases/partners';
+
+export const partnerDeps: PartnerDeps = { partners, apiKeys };
