@@ -42,7 +42,8 @@ describe('one partner’s 20 endpoints that never answer, under a burst of its p
     await until('A’s burst taken in', () => {
       const probed = world.receiver.requests.filter((request) => request.path.startsWith('/a/')).length >= DEAD_ENDPOINTS;
       const stats = queue.stats();
-      return probed && stats.sent >= A_PAYMENTS * DEAD_ENDPOINTS && stats.visible === 0 && stats.inFlight <= DEAD_ENDPOINTS ? true : undefined;
+      // (probes in flight hold their whole batch in flight: what matters is that nothing waits for a consumer)
+      return probed && stats.sent >= A_PAYMENTS * DEAD_ENDPOINTS && stats.visible === 0 ? true : undefined;
     }, 60_000);
     const { payments: bPayments, deliveries: bDeliveries } = await paymentsOneAfterAnother(world, b, bClient, B_PAYMENTS, 400);
 
