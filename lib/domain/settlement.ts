@@ -180,3 +180,8 @@ export interface SettlementBatch {
   createdAt: string;
   updatedAt: string;
 }
+
+export interface BatchFilters {
+  status?: BatchStatus | undefined;
+  clientId?: string | undefined;
+}

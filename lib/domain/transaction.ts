@@ -108,3 +108,13 @@ export interface ReconciliationState {
   /** Looks at the processor since then. */
   checks: number;
 }
+
+export interface TransactionFilters {
+  status?: TransactionStatus | undefined;
+  clientId?: string | undefined;
+  partnerReference?: string | undefined;
+  createdFrom?: string | undefined;
+  createdTo?: string | undefined;
+  /** One transaction by its id (the admin search): its own item, the other filters applied to it. */
+  svcTxId?: string | undefined;
+}

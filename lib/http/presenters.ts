@@ -6,7 +6,7 @@ import type { SettlementBatch } from '../domain/settlement';
 import type { Transaction } from '../domain/transaction';
 import { batchReportContentDisposition, batchReportCsv, SETTLEMENT_REPORT_CONTENT_TYPE } from '../domain/settlement-report';
 import type { ApiKeySummary } from '../auth/api-keys';
-import type { Page } from '../store/paging';
+import type { Page } from '../domain/page';
 import type { IssuedApiKey } from '../use-cases/partners';
 import type { Balance } from '../use-cases/balances';
 import type { CheckoutResult } from '../use-cases/transactions';

@@ -1,7 +1,7 @@
 /** Request schemas of the settlement routes (interface-spec.md; decisions.md §7, §9). */
 import * as z from 'zod';
 import { BATCH_STATUSES } from '../domain/settlement';
-import type { BatchFilters } from '../store/settlements';
+import type { BatchFilters } from '../domain/settlement';
 import type { RunScope } from '../use-cases/settlements';
 import { PageQuery } from './schemas';
 

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { normalizeCurrency, parseAmount } from '../domain/money';
 import { TRANSACTION_STATUSES } from '../domain/transaction';
 import { PAYMENT_INTENT_ID } from '../use-cases/ports/processor';
-import type { TransactionFilters } from '../store/transactions';
+import type { TransactionFilters } from '../domain/transaction';
 import type { NewCheckout } from '../use-cases/transactions';
 import { exceededLimit, isJsonObject, type JsonObject } from './json-limits';
 import { clientIdentifier, instant, PageQuery, text } from './schemas';

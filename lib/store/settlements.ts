@@ -12,7 +12,7 @@
 import { GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { AuditEvent } from '../domain/audit';
 import { currencyCode } from '../domain/money';
-import type { BatchStatus, SettlementBatch, SettlementItem } from '../domain/settlement';
+import type { BatchFilters, BatchStatus, SettlementBatch, SettlementItem } from '../domain/settlement';
 import { putAuditEvent } from './audit-events';
 import { cancelledItem, failedConditions, failedItem, isConditionFailure, writeIfCondition } from './conditions';
 import { documentClient, tableName } from './dynamo';
@@ -138,10 +138,7 @@ export async function getBatch(batchId: string): Promise<SettlementBatch | undef
   return Item === undefined ? undefined : toBatch(Item);
 }
 
-export interface BatchFilters {
-  status?: BatchStatus | undefined;
-  clientId?: string | undefined;
-}
+export type { BatchFilters };
 
 /** One partner's batches, or (no partner) every partner's; newest first, filtered, paged. */
 export function listBatches(partnerId: string | undefined, filters: BatchFilters, page: { limit: number; cursor?: string | undefined }): Promise<Page<SettlementBatch>> {

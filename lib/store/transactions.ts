@@ -4,7 +4,7 @@ import { errors, fieldValidationError } from '../domain/errors';
 import { legacyFacts, type ReversalFacts } from '../domain/ledger';
 import { currencyCode } from '../domain/money';
 import { type ReconciliationState, startWatch, watchOf } from '../domain/reconciliation';
-import { clientPaymentRefusal, partnerPaymentRefusal, type Transaction, type TransactionStatus } from '../domain/transaction';
+import { clientPaymentRefusal, partnerPaymentRefusal, type Transaction, type TransactionFilters, type TransactionStatus } from '../domain/transaction';
 import { toClient } from './clients';
 import { cancelledItem, failedConditions } from './conditions';
 import { completionItem, type FoldedCompletion } from './idempotency';
@@ -211,15 +211,7 @@ export async function attachPaymentIntent(
   }
 }
 
-export interface TransactionFilters {
-  status?: TransactionStatus | undefined;
-  clientId?: string | undefined;
-  partnerReference?: string | undefined;
-  createdFrom?: string | undefined;
-  createdTo?: string | undefined;
-  /** One transaction by its id (the admin search): its own item, the other filters applied to it. */
-  svcTxId?: string | undefined;
-}
+export type { TransactionFilters };
 
 /** The key range of a transaction's own item alone: its sort key `TX` (its adjustments, in its partition, sort as `ADJUSTMENT#…`). */
 function ownItem(svcTxId: string) {
