@@ -353,16 +353,19 @@ export type WakeStep =
  */
 export async function wakeEndpoint(deps: WebhookDeliveryDeps, message: { partnerId: string; endpointId: string }): Promise<WakeStep> {
   const breaker = await deps.breakers.getBreaker(message.partnerId, message.endpointId);
-  const expired = breaker !== undefined && !isClosed(breaker.state) ? await failExpiredParked(deps, message) : 0;
+  // Not closed: the oldest page is read once, to fail what has waited past 24 h and to wake from the rest.
+  const oldest = breaker !== undefined && !isClosed(breaker.state) ? await deps.deliveries.parkedDeliveries(message.endpointId, WAKE_PAGE) : undefined;
+  const expired = oldest === undefined ? [] : await failExpiredParked(deps, oldest);
+  const fullPageExpired = expired.length === WAKE_PAGE;
   const now = deps.now();
   if (breaker !== undefined && now < breaker.state.openUntil) {
-    await sendWake(deps, message, expired === WAKE_PAGE ? now : breaker.state.openUntil);
-    return { outcome: 'waiting', reason: 'open', until: breaker.state.openUntil, expired };
+    await sendWake(deps, message, fullPageExpired ? now : breaker.state.openUntil);
+    return { outcome: 'waiting', reason: 'open', until: breaker.state.openUntil, expired: expired.length };
   }
   const free = breaker === undefined ? Infinity : freeCapacityOf(breaker.state, now);
-  if (free <= 0) return { outcome: 'waiting', reason: 'busy', expired };
+  if (free <= 0) return { outcome: 'waiting', reason: 'busy', expired: expired.length };
   const limit = Math.min(free, WAKE_PAGE);
-  const parked = await deps.deliveries.parkedDeliveries(message.endpointId, limit);
+  const parked = oldest === undefined ? await deps.deliveries.parkedDeliveries(message.endpointId, limit) : oldest.filter((entry) => !expired.includes(entry)).slice(0, limit);
   const woken = await Promise.all(
     parked.map(async ({ deliveryId }) => {
       if (!(await deps.deliveries.unparkDelivery(deliveryId, message.endpointId))) return false;
@@ -371,16 +374,15 @@ export async function wakeEndpoint(deps: WebhookDeliveryDeps, message: { partner
     }),
   );
   const count = woken.filter(Boolean).length;
-  const more = (free === Infinity && parked.length === limit) || expired === WAKE_PAGE;
+  const more = (free === Infinity && parked.length === limit) || fullPageExpired;
   // A full page of which none could be woken: the index has not caught up with the last wake's writes yet.
-  if (more) await sendWake(deps, message, count > 0 || expired === WAKE_PAGE ? now : now + 1_000);
-  return { outcome: 'woken', woken: count, more, expired };
+  if (more) await sendWake(deps, message, count > 0 || fullPageExpired ? now : now + 1_000);
+  return { outcome: 'woken', woken: count, more, expired: expired.length };
 }
 
-/** Fails up to a page of the deliveries parked on the endpoint past {@link MAX_BREAKER_WAIT_MS}; how many it looked at and failed. */
-async function failExpiredParked(deps: WebhookDeliveryDeps, endpoint: { endpointId: string }): Promise<number> {
+/** Fails those of `oldest` (the endpoint's longest-parked deliveries) parked past {@link MAX_BREAKER_WAIT_MS}; the ones it looked at. */
+async function failExpiredParked(deps: WebhookDeliveryDeps, oldest: Array<{ deliveryId: string; createdAt: string }>) {
   const deadline = deps.now() - MAX_BREAKER_WAIT_MS;
-  const oldest = await deps.deliveries.parkedDeliveries(endpoint.endpointId, WAKE_PAGE);
   const expired = oldest.filter(({ createdAt }) => Date.parse(createdAt) < deadline);
   await Promise.all(
     expired.map(async ({ deliveryId }) => {
@@ -388,7 +390,7 @@ async function failExpiredParked(deps: WebhookDeliveryDeps, endpoint: { endpoint
       if (delivery?.status === 'pending') await failOnOpenBreaker(deps, delivery);
     }),
   );
-  return expired.length;
+  return expired;
 }
 
 /**
