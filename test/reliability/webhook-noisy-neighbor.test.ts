@@ -55,8 +55,10 @@ describe('one partner’s 20 endpoints that never answer, under a burst of its p
       .map((delivery) => (world.receiver.arrivals('/b/ok', delivery.event_id)[0]?.at ?? Infinity) - (postedAt.get(delivery.svc_tx_id) ?? 0))
       .sort((x, y) => x - y);
     expect(bDeliveries.every((delivery) => delivery.attempts === 1)).toBe(true);
+    // (at least one message per payment: B's new endpoint takes one probe at a time until its first answer, so a
+    // payment posted while that probe is still out is parked and comes back by a second message)
     const dwell = world.dwellTimesOf(b.partnerId);
-    expect(dwell).toHaveLength(B_PAYMENTS);
+    expect(dwell.length).toBeGreaterThanOrEqual(B_PAYMENTS);
     expect(Math.max(...dwell)).toBeLessThan(1_000);
     expect(latencies[Math.floor(latencies.length / 2)]).toBeLessThan(1_000);
 
