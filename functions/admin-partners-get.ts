@@ -2,22 +2,11 @@
 import { httpRoute } from '../lib/http/chain';
 import { PartnerParams } from '../lib/http/partner-schemas';
 import { presentPartner } from '../lib/http/presenters';
-import { Partner } from '../lib/http/response-schemas';
-import type { RouteDoc } from '../lib/http/route-doc';
 import { partnerDeps } from '../lib/adapters/partners';
 import { getPartner } from '../lib/use-cases/partners';
+import { getPartnerDoc } from '../lib/http/route-docs/admin-partners';
 
-const doc: RouteDoc = {
-  summary: 'Get a partner',
-  description: 'The partner as stored now (a strongly consistent read).',
-  tag: 'Admin: partners',
-  responses: {
-    200: { description: 'The partner', schema: Partner },
-  },
-  errors: ['PARTNER_NOT_FOUND'],
-};
-
-export const handler = httpRoute({ access: 'admin', params: PartnerParams, doc }, async ({ params }) => ({
+export const handler = httpRoute({ access: 'admin', params: PartnerParams, doc: getPartnerDoc }, async ({ params }) => ({
   status: 200,
   body: presentPartner(await getPartner(partnerDeps, params.partner_id)),
 }));

@@ -1,23 +1,12 @@
 /** GET /api/v1/admin/partners: all partners, newest first, paged. */
 import { httpRoute } from '../lib/http/chain';
 import { presentPage, presentPartner } from '../lib/http/presenters';
-import { pageOf, Partner } from '../lib/http/response-schemas';
-import type { RouteDoc } from '../lib/http/route-doc';
 import { PageQuery } from '../lib/http/schemas';
 import { partnerDeps } from '../lib/adapters/partners';
 import { listPartners } from '../lib/use-cases/partners';
+import { listPartnersDoc } from '../lib/http/route-docs/admin-partners';
 
-const doc: RouteDoc = {
-  summary: 'List partners',
-  description: "Every partner, newest first, paged by `limit` (1-200, default 50) and `cursor` (the previous page's `next_cursor`).",
-  tag: 'Admin: partners',
-  responses: {
-    200: { description: 'One page of partners, newest first', schema: pageOf(Partner, 'PartnerPage') },
-  },
-  errors: [],
-};
-
-export const handler = httpRoute({ access: 'admin', query: PageQuery, doc }, async ({ query }) => ({
+export const handler = httpRoute({ access: 'admin', query: PageQuery, doc: listPartnersDoc }, async ({ query }) => ({
   status: 200,
   body: presentPage(await listPartners(partnerDeps, query), presentPartner),
 }));

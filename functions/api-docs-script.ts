@@ -9,18 +9,11 @@ import { gzipSync } from 'node:zlib';
 import * as z from 'zod';
 import { httpRoute } from '../lib/http/chain';
 import { scalarVersion } from '../lib/http/docs-viewer';
-import type { RouteDoc } from '../lib/http/route-doc';
 import type { HttpResult } from '../lib/http/types';
+import { apiReferenceScriptDoc } from '../lib/http/route-docs/documentation';
 
 /** Where the bundle for AWS puts the script (beside `index.mjs`: `infra/bundling.ts`, FUNCTION_FILES). */
 export const SCRIPT_FILE = 'scalar-standalone.js';
-
-const doc: RouteDoc = {
-  summary: "The API reference page's script",
-  description: "Scalar's API reference (`@scalar/api-reference`), its standalone browser build; gzip-compressed when the browser accepts it.",
-  tag: 'Documentation',
-  responses: { 200: { description: 'JavaScript', contentType: 'text/javascript', schema: z.string() } },
-};
 
 let script: { plain: string; gzip: string } | undefined;
 
@@ -62,7 +55,7 @@ export function acceptsGzip(header: string | undefined): boolean {
   return (qualities.get('gzip') ?? qualities.get('x-gzip') ?? qualities.get('*') ?? 0) > 0;
 }
 
-export const handler = httpRoute({ access: 'public', query: ScriptQuery, doc }, async ({ headers, query }): Promise<HttpResult> => {
+export const handler = httpRoute({ access: 'public', query: ScriptQuery, doc: apiReferenceScriptDoc }, async ({ headers, query }): Promise<HttpResult> => {
   const { plain, gzip } = loadScript();
   const answer = { status: 200, contentType: 'text/javascript; charset=utf-8' };
   const cached = { 'cache-control': cacheControl(query.v === scalarVersion()), vary: 'accept-encoding' };

@@ -8,25 +8,10 @@
  * it for good and fetches the new one after an upgrade.
  */
 import { createHash } from 'node:crypto';
-import * as z from 'zod';
 import { API_PREFIX } from '../lib/routes';
 import { httpRoute } from '../lib/http/chain';
 import { scalarVersion } from '../lib/http/docs-viewer';
-import type { RouteDoc } from '../lib/http/route-doc';
-
-const doc: RouteDoc = {
-  summary: 'The browsable API reference (HTML)',
-  description: `Open it in a browser. It renders \`${API_PREFIX}/openapi.json\` with Scalar's API reference, served by this service.`,
-  tag: 'Documentation',
-  responses: {
-    200: {
-      description: 'An HTML page',
-      contentType: 'text/html',
-      schema: z.string(),
-      headers: { 'Content-Security-Policy': 'Scripts and requests to this origin only; the page cannot be framed' },
-    },
-  },
-};
+import { apiReferenceDoc } from '../lib/http/route-docs/documentation';
 
 /** The script's URL: versioned, so `scalar.js` may be cached as immutable. */
 export const SCRIPT_URL = `${API_PREFIX}/docs/scalar.js?v=${scalarVersion()}`;
@@ -76,7 +61,7 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export const handler = httpRoute({ access: 'public', doc }, async () => ({
+export const handler = httpRoute({ access: 'public', doc: apiReferenceDoc }, async () => ({
   status: 200,
   text: PAGE,
   contentType: 'text/html; charset=utf-8',

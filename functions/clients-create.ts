@@ -4,11 +4,10 @@ import { toMinorUnits } from '../lib/domain/money';
 import { CLIENT_STATUSES, FLAT_FEE_CURRENCY } from '../lib/domain/partner';
 import { httpRoute } from '../lib/http/chain';
 import { presentClient } from '../lib/http/presenters';
-import { CreatedClient } from '../lib/http/response-schemas';
-import type { RouteDoc } from '../lib/http/route-doc';
 import { clientIdentifier, percentage, text } from '../lib/http/schemas';
 import { clientStore } from '../lib/adapters/clients';
 import { registerClient } from '../lib/use-cases/clients';
+import { registerClientDoc } from '../lib/http/route-docs/clients';
 
 /** Dollars on the API (0-10, whole cents), cents inside: converted exactly, never as `dollars * 100` on a double. */
 const flatFeeCents = z
@@ -57,23 +56,8 @@ const Body = z.strictObject({
     }),
 });
 
-const doc: RouteDoc = {
-  summary: 'Register a merchant (client)',
-  description:
-    "Registers a merchant under the partner of the API key. Needs a partner-scoped key (a platform-wide key is 403 API_KEY_SCOPE_FORBIDDEN); `partner_id` is not sent. " +
-    'A suspended partner cannot manage its merchants (403 PARTNER_SUSPENDED). `partner_fee_percentage` may not be below the partner\'s service fee ' +
-    'percentage (400 CLIENT_FEE_BELOW_SVC_FEE). A `client_id` the partner already has is 409 CLIENT_EXISTS. The `client_id` can then be used in the ' +
-    'payment routes while the client is `active`. Idempotency key: one per merchant, e.g. `client-<client_id>`.',
-  tag: 'Clients',
-  responses: {
-    201: { description: 'The registered client', schema: CreatedClient },
-  },
-  errors: ['PARTNER_NOT_FOUND', 'PARTNER_SUSPENDED', 'CLIENT_FEE_BELOW_SVC_FEE', 'CLIENT_EXISTS'],
-  example: { client_id: 'merchant-001', legal_name: 'Merchant One Ltd', partner_fee_percentage: 3.5, partner_fee_flat_usd: 0.3 },
-};
-
 export const handler = httpRoute(
-  { access: 'partner-mutation', partnerOnly: true, body: Body, doc },
+  { access: 'partner-mutation', partnerOnly: true, body: Body, doc: registerClientDoc },
   async ({ caller, body }) => {
     const client = await registerClient(clientStore, caller, body.partner_id, {
       clientId: body.client_id,

@@ -5,16 +5,8 @@
  * beside the bundle in AWS (`infra/bundling.ts`, FUNCTION_FILES), from `docs/` locally.
  */
 import { readFileSync } from 'node:fs';
-import * as z from 'zod';
 import { httpRoute } from '../lib/http/chain';
-import type { RouteDoc } from '../lib/http/route-doc';
-
-const doc: RouteDoc = {
-  summary: 'The OpenAPI 3.1 document of this API',
-  description: 'Every route, its request and response schemas, security and error codes. Browse it at `GET /api/v1/docs`.',
-  tag: 'Documentation',
-  responses: { 200: { description: 'The document', schema: z.record(z.string(), z.unknown()).meta({ type: 'object', description: 'An OpenAPI 3.1 document' }) } },
-};
+import { openApiDocumentDoc } from '../lib/http/route-docs/documentation';
 
 let document: string | undefined;
 
@@ -29,7 +21,7 @@ function loadDocument(): string {
   return document;
 }
 
-export const handler = httpRoute({ access: 'public', doc }, async () => ({
+export const handler = httpRoute({ access: 'public', doc: openApiDocumentDoc }, async () => ({
   status: 200,
   text: loadDocument(),
   contentType: 'application/json; charset=utf-8',

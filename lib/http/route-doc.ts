@@ -3,6 +3,10 @@
  * `GET /api/v1/openapi.json`) is built from each route's `httpRoute` options, the request schemas the chain
  * validates with and this description of what it answers. Response schemas are zod too
  * (`response-schemas.ts`), and the tests hold every answer the service gives to them.
+ *
+ * The docs themselves are in `route-docs/`, one file per section of the reference (its tag), each route's named
+ * after what it does (`checkoutIntentDoc`) and handed to `httpRoute` by its handler: the handler reads as its wiring,
+ * and each Lambda bundles its own section's docs rather than every route's.
  */
 import type * as z from 'zod';
 
@@ -38,6 +42,21 @@ export const API_TAGS = {
 } as const;
 
 export type ApiTag = keyof typeof API_TAGS;
+
+/**
+ * A long description (`route-docs/`) written as wrapped text, so it reads as it will be shown rather than as a chain
+ * of quoted pieces: the lines of a paragraph are joined with single spaces, and a blank line separates paragraphs
+ * (a Markdown paragraph break). A backtick in the text is escaped with a backslash. No interpolation: the text is
+ * the template's own.
+ */
+export function prose(strings: TemplateStringsArray): string {
+  return strings
+    .join('')
+    .trim()
+    .split(/\n[ \t]*\n/)
+    .map((paragraph) => paragraph.trim().replaceAll(/[ \t]*\n[ \t]*/g, ' '))
+    .join('\n\n');
+}
 
 export interface ResponseDoc {
   description: string;
