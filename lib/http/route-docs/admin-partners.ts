@@ -78,9 +78,9 @@ export const issuePlatformApiKeyDoc: RouteDoc = {
   description: prose`
     Creates an API key that may act for any partner (a mutation names its partner in the body), and its HMAC secret.
     Both are shown only in this answer: the key is stored as its SHA-256, the secret encrypted. Partner-only routes
-    (\`/clients\`) refuse platform-wide keys (403 API_KEY_SCOPE_FORBIDDEN). List the platform-wide keys with \`GET
-    /admin/api-keys\`. The issue is recorded in the audit log with the key (\`api_key.created\`, \`partner_id\` null:
-    the admin, the key's id and scope).
+    (\`/clients\`) refuse platform-wide keys (403 API_KEY_SCOPE_FORBIDDEN). List the platform-wide keys with
+    \`GET /admin/api-keys\`. The issue is recorded in the audit log with the key (\`api_key.created\`, \`partner_id\`
+    null: the admin, the key's id and scope).
   `,
   tag: 'Admin: partners',
   responses: {
@@ -110,8 +110,8 @@ export const listPlatformApiKeysDoc: RouteDoc = {
   description: prose`
     The API keys of no partner (issued by \`POST /admin/api-keys\`), newest first, paged by \`limit\` (1-200, default
     50) and \`cursor\` (the previous page's \`next_cursor\`): their \`key_id\`, scope and creation time, never the key
-    or its HMAC secret (shown only when issued). A partner's keys are listed by \`GET
-    /admin/partners/{partner_id}/api-keys\`. Revoke one with \`DELETE /admin/api-keys/{key_id}\`: a revoked key is
+    or its HMAC secret (shown only when issued). A partner's keys are listed by
+    \`GET /admin/partners/{partner_id}/api-keys\`. Revoke one with \`DELETE /admin/api-keys/{key_id}\`: a revoked key is
     deleted, so it is no longer listed.
   `,
   tag: 'Admin: partners',

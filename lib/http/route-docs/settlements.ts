@@ -82,8 +82,8 @@ export const settlementReportDoc: RouteDoc = {
     \`dispute_fee\` with negative amounts; \`dispute_reinstated\`), then a \`total\` row equal to the batch's totals.
     Amounts in major units with the currency's decimals (\`12.30\`, JPY \`1000\`). A text cell starting with \`=\`,
     \`+\`, \`-\`, \`@\`, TAB, CR or \`'\` gets a leading \`'\` (spreadsheet formula injection): strip one leading \`'\`
-    from \`svc_tx_id\` and \`partner_reference\` before comparing them with the API. Same access as \`GET
-    /settlements\`: another partner's batch is 404 BATCH_NOT_FOUND.
+    from \`svc_tx_id\` and \`partner_reference\` before comparing them with the API. Same access as
+    \`GET /settlements\`: another partner's batch is 404 BATCH_NOT_FOUND.
   `,
   tag: 'Settlements',
   responses: {
