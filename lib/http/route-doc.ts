@@ -5,8 +5,9 @@
  * (`response-schemas.ts`), and the tests hold every answer the service gives to them.
  *
  * The docs themselves are in `route-docs/`, one file per section of the reference (its tag), each route's named
- * after what it does (`checkoutIntentDoc`) and handed to `httpRoute` by its handler: the handler reads as its wiring,
- * and each Lambda bundles its own section's docs rather than every route's.
+ * after what it does (`checkoutIntentDoc`) and handed to `httpRoute` by its handler: the handler reads as its wiring.
+ * Nothing reads a doc at run time (the chain only carries it on the handler's `contract`, for the generator), so
+ * what matters is its weight in a bundle: each Lambda carries its own section's docs, never every route's.
  */
 import type * as z from 'zod';
 
