@@ -1,6 +1,6 @@
 /** POST /api/v1/admin/api-keys: a platform-wide key; key and HMAC secret shown once. */
 import * as z from 'zod';
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentIssuedApiKey } from '../lib/http/presenters';
 import { IssuedApiKey } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';

@@ -1,6 +1,6 @@
 /** GET /api/v1/admin/transactions/{svc_tx_id}: one transaction of any partner. */
 import { transactionStoreDeps } from '../lib/adapters/transaction-store';
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentTransaction } from '../lib/http/presenters';
 import { Transaction } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';

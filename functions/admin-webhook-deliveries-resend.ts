@@ -1,5 +1,5 @@
 /** POST /api/v1/admin/webhook-deliveries/{id}/resend: a new delivery of the same event (same event id). */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { WebhookDelivery } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
 import { presentDelivery } from '../lib/http/webhook-presenters';

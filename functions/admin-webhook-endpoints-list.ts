@@ -1,6 +1,6 @@
 /** GET /api/v1/admin/partners/{partner_id}/webhook-endpoints: the partner's endpoints (at most 20), without secrets. */
 import * as z from 'zod';
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { PartnerParams } from '../lib/http/partner-schemas';
 import { WebhookEndpoint } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';

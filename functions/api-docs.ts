@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { API_PREFIX } from '../lib/routes';
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { scalarVersion } from '../lib/http/docs-viewer';
 import type { RouteDoc } from '../lib/http/route-doc';
 

@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { brandingDeps } from '../lib/adapters/branding';
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentBranding } from '../lib/http/presenters';
 import { BrandingPacket } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';

@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { toMinorUnits } from '../lib/domain/money';
 import { CLIENT_STATUSES, FLAT_FEE_CURRENCY } from '../lib/domain/partner';
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentClient } from '../lib/http/presenters';
 import { CreatedClient } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';

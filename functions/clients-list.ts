@@ -1,7 +1,7 @@
 /** GET /api/v1/clients: the partner's merchants, newest first, paged, optional `status` filter. */
 import * as z from 'zod';
 import { CLIENT_STATUSES } from '../lib/domain/partner';
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentClient, presentPage } from '../lib/http/presenters';
 import { Client, pageOf } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';

@@ -4,7 +4,7 @@
  * instead of a service that answers 500 to everything.
  */
 import { healthChecks } from '../lib/adapters/health';
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { HealthReport } from '../lib/http/response-schemas';
 import type { RouteDoc } from '../lib/http/route-doc';
 import { checkHealth, type HealthCheck } from '../lib/use-cases/health';

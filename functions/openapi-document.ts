@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import * as z from 'zod';
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import type { RouteDoc } from '../lib/http/route-doc';
 
 const doc: RouteDoc = {

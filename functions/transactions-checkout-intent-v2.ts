@@ -2,7 +2,7 @@
  * POST /api/v1/transactions/checkout-intent-v2 (widget mode, decisions.md §10): checkout-intent plus the
  * partner's branding. Called by the partner's backend only: no CORS.
  */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentBranding, presentCheckout } from '../lib/http/presenters';
 import { CheckoutIntentV2 } from '../lib/http/response-schemas';
 import { CHECKOUT_ERRORS, type RouteDoc } from '../lib/http/route-doc';

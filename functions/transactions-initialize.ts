@@ -1,5 +1,5 @@
 /** POST /api/v1/transactions/initialize (legacy): the transaction only; the intent is attached later. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { InitializedTransaction } from '../lib/http/response-schemas';
 import { PAYMENT_GATE_ERRORS, type RouteDoc } from '../lib/http/route-doc';
 import { InitializeBody } from '../lib/http/transaction-schemas';
