@@ -117,9 +117,6 @@ export function createHttpRoute(ports: HttpPorts) {
   };
 }
 
-/** What `createHttpRoute` gives: builds a route's Lambda handler. */
-export type HttpRouteBuilder = ReturnType<typeof createHttpRoute>;
-
 /**
  * Builds a Lambda handler for an HTTP API (payload v2) route: the chain above around `handle`.
  */
