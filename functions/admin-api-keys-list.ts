@@ -1,5 +1,5 @@
 /** GET /api/v1/admin/api-keys: the platform-wide keys (of no partner), newest first, paged, without secrets. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentApiKey, presentPage } from '../lib/http/presenters';
 import { PageQuery } from '../lib/http/schemas';
 import { partnerDeps } from '../lib/adapters/partners';

@@ -1,5 +1,5 @@
 /** GET /api/v1/admin/audit-events: newest first, `partner_id` and `type` filters, paged. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentPage } from '../lib/http/presenters';
 import { presentAuditEvent } from '../lib/http/webhook-presenters';
 import { AuditEventsQuery } from '../lib/http/webhook-schemas';

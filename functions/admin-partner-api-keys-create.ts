@@ -1,6 +1,6 @@
 /** POST /api/v1/admin/partners/{partner_id}/api-keys: a partner-scoped key; key and HMAC secret shown once. */
 import * as z from 'zod';
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentIssuedApiKey } from '../lib/http/presenters';
 import { partnerDeps } from '../lib/adapters/partners';
 import { issueApiKey } from '../lib/use-cases/partners';

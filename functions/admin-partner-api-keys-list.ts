@@ -1,5 +1,5 @@
 /** GET /api/v1/admin/partners/{partner_id}/api-keys: the partner's keys, newest first, paged, without secrets. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { PartnerParams } from '../lib/http/partner-schemas';
 import { presentApiKey, presentPage } from '../lib/http/presenters';
 import { PageQuery } from '../lib/http/schemas';

@@ -1,5 +1,5 @@
 /** POST /api/v1/admin/partners: create a partner (decisions.md §2), audited. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { CreatePartnerBody, toPartnerFields } from '../lib/http/partner-schemas';
 import { presentPartner } from '../lib/http/presenters';
 import { partnerDeps } from '../lib/adapters/partners';

@@ -1,5 +1,5 @@
 /** GET /api/v1/admin/partners/{partner_id}. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { PartnerParams } from '../lib/http/partner-schemas';
 import { presentPartner } from '../lib/http/presenters';
 import { partnerDeps } from '../lib/adapters/partners';

@@ -1,5 +1,5 @@
 /** GET /api/v1/admin/partners: all partners, newest first, paged. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentPage, presentPartner } from '../lib/http/presenters';
 import { PageQuery } from '../lib/http/schemas';
 import { partnerDeps } from '../lib/adapters/partners';

@@ -1,5 +1,5 @@
 /** PATCH /api/v1/admin/partners/{partner_id}: change any of the partner's settings, audited. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { PartnerParams, toPartnerFields, UpdatePartnerBody } from '../lib/http/partner-schemas';
 import { presentPartner } from '../lib/http/presenters';
 import { partnerDeps } from '../lib/adapters/partners';

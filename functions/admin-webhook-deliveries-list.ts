@@ -1,5 +1,5 @@
 /** GET /api/v1/admin/partners/{partner_id}/webhook-deliveries: newest first, `status` filter, paged. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { PartnerParams } from '../lib/http/partner-schemas';
 import { presentPage } from '../lib/http/presenters';
 import { presentDelivery } from '../lib/http/webhook-presenters';

@@ -1,5 +1,5 @@
 /** POST /api/v1/admin/webhook-deliveries/{id}/resend: a new delivery of the same event (same event id). */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentDelivery } from '../lib/http/webhook-presenters';
 import { DeliveryParams } from '../lib/http/webhook-schemas';
 import { deliveryAdminDeps } from '../lib/adapters/webhook-delivery-admin';

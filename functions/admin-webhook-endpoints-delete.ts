@@ -1,5 +1,5 @@
 /** DELETE /api/v1/admin/partners/{partner_id}/webhook-endpoints/{id}: its pending deliveries then fail. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { WebhookEndpointParams } from '../lib/http/webhook-schemas';
 import { webhookEndpointDeps } from '../lib/adapters/webhook-endpoints';
 import { deleteWebhookEndpoint } from '../lib/use-cases/webhook-endpoints';

@@ -1,5 +1,5 @@
 /** GET /api/v1/admin/partners/{partner_id}/webhook-endpoints: the partner's endpoints (at most 20), without secrets. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { PartnerParams } from '../lib/http/partner-schemas';
 import { presentWebhookEndpoint } from '../lib/http/webhook-presenters';
 import { webhookEndpointDeps } from '../lib/adapters/webhook-endpoints';

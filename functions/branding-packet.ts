@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { brandingDeps } from '../lib/adapters/branding';
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentBranding } from '../lib/http/presenters';
 import { getBrandingPacket } from '../lib/use-cases/transactions';
 import { brandingPacketDoc } from '../lib/http/route-docs/branding';

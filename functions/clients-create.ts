@@ -1,5 +1,5 @@
 /** POST /api/v1/clients: register a merchant under the API key's partner. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentClient } from '../lib/http/presenters';
 import { CreateClientBody } from '../lib/http/client-schemas';
 import { clientStore } from '../lib/adapters/clients';

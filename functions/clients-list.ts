@@ -1,5 +1,5 @@
 /** GET /api/v1/clients: the partner's merchants, newest first, paged, optional `status` filter. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentClient, presentPage } from '../lib/http/presenters';
 import { ClientListQuery } from '../lib/http/client-schemas';
 import { clientStore } from '../lib/adapters/clients';

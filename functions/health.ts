@@ -4,7 +4,7 @@
  * instead of a service that answers 500 to everything.
  */
 import { healthChecks } from '../lib/adapters/health';
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { checkHealth, type HealthCheck } from '../lib/use-cases/health';
 import { healthDoc } from '../lib/http/route-docs/health';
 

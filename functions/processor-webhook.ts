@@ -7,7 +7,7 @@
  * `Stripe-Signature`, what Stripe itself sends, is read when it is absent.
  */
 import { processorEventDeps } from '../lib/adapters/processor-events';
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { handleProcessorEvent, type ProcessorEventDeps } from '../lib/use-cases/processor-events';
 import { processorWebhookDoc } from '../lib/http/route-docs/processor-webhook';
 

@@ -3,7 +3,7 @@
  * GET /settlements (another partner's batch is 404 BATCH_NOT_FOUND).
  */
 import { settlementDeps } from '../lib/adapters/settlement';
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentBatchReport } from '../lib/http/presenters';
 import { SettlementParams } from '../lib/http/settlement-schemas';
 import { getBatchFor } from '../lib/use-cases/settlements';

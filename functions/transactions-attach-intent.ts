@@ -1,5 +1,5 @@
 /** POST /api/v1/transactions/attach-intent (legacy): link a processor intent; initialized -> pending, then the intent's outcome if it has one. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { AttachIntentBody } from '../lib/http/transaction-schemas';
 import { transactionDeps } from '../lib/adapters/transactions';
 import { attachIntent } from '../lib/use-cases/transactions';

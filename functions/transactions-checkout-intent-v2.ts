@@ -2,7 +2,7 @@
  * POST /api/v1/transactions/checkout-intent-v2 (widget mode, decisions.md §10): checkout-intent plus the
  * partner's branding. Called by the partner's backend only: no CORS.
  */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentBranding, presentCheckout } from '../lib/http/presenters';
 import { CheckoutBody, toNewCheckout } from '../lib/http/transaction-schemas';
 import { transactionDeps } from '../lib/adapters/transactions';

@@ -1,5 +1,5 @@
 /** POST /api/v1/transactions/checkout-intent: the transaction and its processor payment intent, in one call. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentCheckout } from '../lib/http/presenters';
 import { CheckoutBody, toNewCheckout } from '../lib/http/transaction-schemas';
 import { transactionDeps } from '../lib/adapters/transactions';

@@ -1,5 +1,5 @@
 /** GET /api/v1/transactions/{svc_tx_id}: one transaction (the reconcile-by-svc_tx_id read of the frontend rules). */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentTransaction } from '../lib/http/presenters';
 import { TransactionParams } from '../lib/http/transaction-schemas';
 import { transactionStoreDeps } from '../lib/adapters/transaction-store';

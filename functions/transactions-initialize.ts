@@ -1,5 +1,5 @@
 /** POST /api/v1/transactions/initialize (legacy): the transaction only; the intent is attached later. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { InitializeBody } from '../lib/http/transaction-schemas';
 import { transactionStoreDeps } from '../lib/adapters/transaction-store';
 import type { Transaction } from '../lib/domain/transaction';

@@ -1,5 +1,5 @@
 /** GET /api/v1/transactions: newest first, paged and filtered (decisions.md §9); a partner key sees its own. */
-import { httpRoute } from '../lib/http/chain';
+import { httpRoute } from '../lib/adapters/http-route';
 import { presentPage, presentTransaction } from '../lib/http/presenters';
 import { toTransactionFilters, TransactionListQuery } from '../lib/http/transaction-schemas';
 import { transactionStoreDeps } from '../lib/adapters/transaction-store';

@@ -18,17 +18,9 @@ import type { PayeeIds } from '../domain/partner';
 import { errors, fieldValidationError, ServiceError } from '../domain/errors';
 import { countMetric, logger } from '../observability';
 import { SECRET_PURPOSE, secretBox } from '../secrets';
-import { findApiKey } from '../store/api-keys';
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  releaseIdempotencyKey,
-  type StoredResponse,
-} from '../store/idempotency';
-import { getPartner } from '../store/partners';
-import { findApiKeyAndPayee } from '../store/payees';
-import { countRequest, rateLimitClock } from '../store/rate-limits';
+import type { StoredResponse } from '../domain/idempotency';
 import { type ChainRequest, type ChainStep, stepAnswering } from './middlewares';
+import type { HttpPorts, IdempotencyRecords, PartnerLookup } from './ports';
 import { errorResult, toHttpResponse } from './response';
 import { clientIdentifier } from './schemas';
 import type { IdempotencyLease, RequestState } from './types';
@@ -49,7 +41,7 @@ export function adminToken(): ChainStep {
  * `x-api-key`: 401 API_KEY_MISSING / API_KEY_INVALID; a partner key brings its partner (404
  * PARTNER_NOT_FOUND if it no longer exists); `partnerOnly` routes refuse platform keys (403).
  */
-export function apiKey(options: { partnerOnly: boolean; prefetchPayee: boolean }): ChainStep {
+export function apiKey(options: { partnerOnly: boolean; prefetchPayee: boolean }, ports: Pick<HttpPorts, 'apiKeys' | 'partners'>): ChainStep {
   return stepAnswering(['API_KEY_MISSING', 'API_KEY_INVALID', 'API_KEY_SCOPE_FORBIDDEN', 'PARTNER_NOT_FOUND'], {
     before: async (request: ChainRequest) => {
       const { svc } = request.context;
@@ -57,7 +49,8 @@ export function apiKey(options: { partnerOnly: boolean; prefetchPayee: boolean }
       if (presented === undefined || presented.trim() === '') throw errors.apiKeyMissing();
       const keyHash = hashApiKey(presented.trim());
       const named = options.prefetchPayee ? namedPayee(svc) : undefined;
-      const { apiKey: stored, payee } = named === undefined ? { apiKey: await findApiKey(keyHash), payee: undefined } : await findApiKeyAndPayee(keyHash, named);
+      const { apiKey: stored, payee } =
+        named === undefined ? { apiKey: await ports.apiKeys.findApiKey(keyHash), payee: undefined } : await ports.apiKeys.findApiKeyAndPayee(keyHash, named);
       if (stored === undefined) throw errors.apiKeyInvalid();
       svc.apiKey = stored;
       svc.payee = payee;
@@ -68,7 +61,7 @@ export function apiKey(options: { partnerOnly: boolean; prefetchPayee: boolean }
         return;
       }
       // The key's own partner: read with the key when the body names it (the usual case), else now.
-      const partner = stored.partnerId === undefined ? undefined : await partnerOf(svc, stored.partnerId);
+      const partner = stored.partnerId === undefined ? undefined : await partnerOf(ports.partners, svc, stored.partnerId);
       if (partner === undefined) throw errors.partnerNotFound();
       svc.caller = { kind: 'partner', keyId: stored.keyId, partner };
     },
@@ -103,7 +96,8 @@ function namedIds(svc: RequestState): { partner_id?: unknown; client_id?: unknow
 }
 
 /** Partner `partnerId`, from the payee read with the key when it is that one, else from the table. */
-const partnerOf = (svc: RequestState, partnerId: string) => (svc.payee?.partnerId === partnerId ? svc.payee.partner : getPartner(partnerId));
+const partnerOf = (partners: PartnerLookup, svc: RequestState, partnerId: string) =>
+  svc.payee?.partnerId === partnerId ? svc.payee.partner : partners.getPartner(partnerId);
 
 /**
  * The partner a mutation acts for, which owns its rate-limit quota and its idempotency keys (decisions.md §4:
@@ -127,14 +121,14 @@ function actingPartner(svc: RequestState): string {
  * Per partner, a fixed one-minute window: 429 RATE_LIMITED with `Retry-After` past the limit. Follows
  * {@link hmacSignature}: only authenticated requests count.
  */
-export function rateLimit(): ChainStep {
+export function rateLimit(ports: Pick<HttpPorts, 'rateLimit' | 'partners'>): ChainStep {
   return stepAnswering(['RATE_LIMITED'], {
     before: async (request: ChainRequest) => {
       const { svc } = request.context;
-      const limit = await rateLimitOf(svc);
-      const nowSeconds = rateLimitClock.now() / 1000;
+      const limit = await rateLimitOf(ports.partners, svc);
+      const nowSeconds = ports.rateLimit.now() / 1000;
       const windowStartMinute = Math.floor(nowSeconds / 60);
-      const count = await countRequest(ownerOf(svc), windowStartMinute);
+      const count = await ports.rateLimit.countRequest(ownerOf(svc), windowStartMinute);
       if (count > limit) {
         countMetric('RateLimited');
         throw errors.rateLimited((windowStartMinute + 1) * 60 - nowSeconds);
@@ -149,10 +143,10 @@ export function rateLimit(): ChainStep {
  * valid). A platform key whose body names no partner is its own owner, which no partner record matches: the
  * default applies (and the body fails validation later anyway).
  */
-async function rateLimitOf(svc: RequestState): Promise<number> {
+async function rateLimitOf(partners: PartnerLookup, svc: RequestState): Promise<number> {
   const owner = ownerOf(svc);
   // No read for an owner that cannot be a partner (a platform key whose body names none).
-  const partner = svc.caller.kind === 'partner' ? svc.caller.partner : isPartnerId(owner) ? await partnerOf(svc, owner) : undefined;
+  const partner = svc.caller.kind === 'partner' ? svc.caller.partner : isPartnerId(owner) ? await partnerOf(partners, svc, owner) : undefined;
   return partner?.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE;
 }
 
@@ -226,7 +220,8 @@ const IN_FLIGHT_RETRY_AFTER_MS = 1_000;
  * (401/403, e.g. a partner since reactivated), and a 5xx. A failure to store or release changes no answer
  * ({@link settleKey}).
  */
-export function idempotency(): ChainStep {
+export function idempotency(ports: Pick<HttpPorts, 'idempotency' | 'isDependencyUnavailable'>): ChainStep {
+  const records = ports.idempotency;
   return stepAnswering(['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_USE'], {
     before: async (request: ChainRequest) => {
       const { event, context } = request;
@@ -235,7 +230,7 @@ export function idempotency(): ChainStep {
       const lease = { owner: ownerOf(context.svc), endpoint: event.routeKey, idempotencyKey, fingerprint, lockToken: randomUUID() };
       const nowMs = Date.now();
       const lockMs = context.getRemainingTimeInMillis() + LEASE_MARGIN_MS;
-      const claim = await claimIdempotencyKey({ ...lease, lockMs, nowMs });
+      const claim = await records.claim({ ...lease, lockMs, nowMs });
       if (claim.claimed) {
         context.svc.idempotency = { ...lease, nonce: claim.nonce };
         return undefined;
@@ -258,17 +253,17 @@ export function idempotency(): ChainStep {
       // Already completed with this very answer, in the handler's own write.
       const folded = request.context.svc.foldedCompletion;
       if (folded?.committed === true && folded.response.statusCode === statusCode && folded.response.body === body) return;
-      await settleKey(lease, statusCode >= 500 ? 'release' : { statusCode, body }, request.context);
+      await settleKey(records, lease, statusCode >= 500 ? 'release' : { statusCode, body }, request.context);
     },
     onError: async (request: ChainRequest) => {
       const lease = request.context.svc?.idempotency;
       // No key, or one already completed in the handler's own write: that stored answer is the truth a retry gets.
       if (lease === undefined || request.context.svc.foldedCompletion?.committed === true) return;
-      const result = errorResult(request.error);
+      const result = errorResult(request.error, ports.isDependencyUnavailable);
       const isValidationFailure = request.error instanceof ServiceError && request.error.code === 'VALIDATION_ERROR';
       const isRefusal = result.status === 401 || result.status === 403;
       const release = result.status >= 500 || isValidationFailure || isRefusal;
-      await settleKey(lease, release ? 'release' : { statusCode: result.status, body: JSON.stringify(result.body) }, request.context);
+      await settleKey(records, lease, release ? 'release' : { statusCode: result.status, body: JSON.stringify(result.body) }, request.context);
     },
   });
 }
@@ -293,13 +288,18 @@ const SETTLE_ANSWER_MARGIN_MS = 300;
  *   itself (503 SERVICE_UNAVAILABLE with `Retry-After` for an unreachable table), never a bare 500; the key
  *   frees itself when its lease runs out.
  */
-async function settleKey(lease: IdempotencyLease, outcome: StoredResponse | 'release', context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<void> {
+async function settleKey(
+  records: IdempotencyRecords,
+  lease: IdempotencyLease,
+  outcome: StoredResponse | 'release',
+  context: Pick<Context, 'getRemainingTimeInMillis'>,
+): Promise<void> {
   // Bounded by the function's time left (less a margin to answer): a table that hangs instead of refusing must
   // not hold the answer past the function's timeout, where the caller would get API Gateway's bare 5xx instead.
   const options = { abortSignal: AbortSignal.timeout(Math.max(0, context.getRemainingTimeInMillis() - SETTLE_ANSWER_MARGIN_MS)) };
   try {
-    if (outcome === 'release') await releaseIdempotencyKey(lease, options);
-    else await completeIdempotencyKey(lease, outcome, options);
+    if (outcome === 'release') await records.release(lease, options);
+    else await records.complete(lease, outcome, options);
   } catch (error) {
     const message = outcome === 'release' ? 'Idempotency key not released' : 'Idempotency response not stored; the answer is sent anyway';
     logger.error(`${message}: the key stays in progress until its lease runs out`, { error: error as Error });

@@ -39,9 +39,10 @@ import { adminToken, apiKey, hmacSignature, idempotency, idempotencyKeyHeader, q
 import { MAX_BODY_BYTES } from './json-limits';
 import { bodySize, type ChainStep, cors, errorMapper, jsonBody, requestState, validation } from './middlewares';
 import { toHttpResponse } from './response';
+import type { HttpPorts } from './ports';
 import type { RouteDoc } from './route-doc';
 import type { IdempotencyScope } from '../domain/caller';
-import type { FoldedCompletion } from '../store/idempotency';
+import type { FoldedCompletion } from '../domain/idempotency';
 import type { ChainContext, HttpEvent, HttpRequest, HttpResponse, HttpResult, IdempotencyLease, RequestState } from './types';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
@@ -102,14 +103,29 @@ export type RouteHandler<A extends Access, B, Q, P> = (
 const ANSWER_RESERVE_MS = 2_000;
 
 /**
+ * The `httpRoute` of a process, its access steps and error mapper talking to `ports` (wired once, at the
+ * composition point: `lib/adapters/http-route.ts`, which every function takes `httpRoute` from).
+ */
+export function createHttpRoute(ports: HttpPorts) {
+  return function httpRoute<
+    A extends Access,
+    B extends z.ZodType | undefined = undefined,
+    Q extends z.ZodType | undefined = undefined,
+    P extends z.ZodType | undefined = undefined,
+  >(options: RouteOptions<A, B, Q, P>, handle: RouteHandler<A, B, Q, P>) {
+    return buildRoute(ports, options, handle);
+  };
+}
+
+/**
  * Builds a Lambda handler for an HTTP API (payload v2) route: the chain above around `handle`.
  */
-export function httpRoute<
+function buildRoute<
   A extends Access,
-  B extends z.ZodType | undefined = undefined,
-  Q extends z.ZodType | undefined = undefined,
-  P extends z.ZodType | undefined = undefined,
->(options: RouteOptions<A, B, Q, P>, handle: RouteHandler<A, B, Q, P>) {
+  B extends z.ZodType | undefined,
+  Q extends z.ZodType | undefined,
+  P extends z.ZodType | undefined,
+>(ports: HttpPorts, options: RouteOptions<A, B, Q, P>, handle: RouteHandler<A, B, Q, P>) {
   const lambdaHandler = async (event: HttpEvent, context: ChainContext): Promise<HttpResponse> => {
     const { svc } = context;
     if (options.access === 'partner-mutation' && svc.idempotency === undefined) throw new Error('a partner mutation ran without its idempotency step');
@@ -130,7 +146,7 @@ export function httpRoute<
     return toHttpResponse(result, svc.requestId);
   };
 
-  const steps = routeSteps(options);
+  const steps = routeSteps(options, ports);
   const chain = middy<HttpEvent, HttpResponse, Error, ChainContext>(lambdaHandler, {
     timeoutEarlyInMillis: ANSWER_RESERVE_MS,
     // A named, retryable answer (the 5xx releases the idempotency key) instead of a generic 500.
@@ -155,13 +171,13 @@ export type RouteContract = RouteOptions<Access, z.ZodType | undefined, z.ZodTyp
 };
 
 /** The steps a route's options give its chain, in order, after the Powertools middlewares. */
-function routeSteps(options: RouteOptions<Access, z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined>): ChainStep[] {
+function routeSteps(options: RouteOptions<Access, z.ZodType | undefined, z.ZodType | undefined, z.ZodType | undefined>, ports: HttpPorts): ChainStep[] {
   return [
     requestState(),
     ...(options.cors === true ? [cors()] : []),
-    errorMapper(),
+    errorMapper(ports.isDependencyUnavailable),
     ...sizeStep(options),
-    ...accessSteps(options),
+    ...accessSteps(options, ports),
     ...(options.body === undefined ? [] : [jsonBody()]),
     validation({ body: options.body, query: options.query, params: options.params }),
   ];
@@ -199,7 +215,7 @@ function sizeStep(options: { body?: z.ZodType | undefined; maxBodyBytes?: number
   return options.body === undefined ? [] : [bodySize(MAX_BODY_BYTES)];
 }
 
-function accessSteps(options: { access: Access; partnerOnly?: boolean | undefined; prefetchPayee?: boolean | undefined }): ChainStep[] {
+function accessSteps(options: { access: Access; partnerOnly?: boolean | undefined; prefetchPayee?: boolean | undefined }, ports: HttpPorts): ChainStep[] {
   const keyOptions = { partnerOnly: options.partnerOnly ?? false, prefetchPayee: options.prefetchPayee ?? false };
   switch (options.access) {
     case 'public':
@@ -207,8 +223,8 @@ function accessSteps(options: { access: Access; partnerOnly?: boolean | undefine
     case 'admin':
       return [adminToken()];
     case 'partner-read':
-      return [apiKey(keyOptions), queryPartnerScope()];
+      return [apiKey(keyOptions, ports), queryPartnerScope()];
     case 'partner-mutation':
-      return [apiKey(keyOptions), hmacSignature(), queryPartnerScope(), rateLimit(), idempotencyKeyHeader(), idempotency()];
+      return [apiKey(keyOptions, ports), hmacSignature(), queryPartnerScope(), rateLimit(ports), idempotencyKeyHeader(), idempotency(ports)];
   }
 }

@@ -7,6 +7,7 @@ import { errors, fieldValidationError, formValidationError } from '../domain/err
 import { countMetric, logger } from '../observability';
 import { exceedsBytes, findJsonFault, LONE_SURROGATE } from './json-limits';
 import { findLiteralFault } from './json-literals';
+import type { DependencyFailureCheck } from './ports';
 import { errorResult, toHttpResponse } from './response';
 import type { ChainContext, HttpEvent, HttpResponse } from './types';
 
@@ -79,9 +80,9 @@ function exactText(event: HttpEvent): string | undefined {
  * after the logger), so later middlewares (idempotency) can still react to the error before it is mapped.
  * 5xx errors are logged with their cause; their details never reach the caller.
  */
-export const errorMapper = (): ChainStep => stepAnswering(['INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'], {
+export const errorMapper = (isDependencyUnavailable: DependencyFailureCheck): ChainStep => stepAnswering(['INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'], {
   onError: (request: ChainRequest) => {
-    const result = errorResult(request.error);
+    const result = errorResult(request.error, isDependencyUnavailable);
     if (result.status >= 500) {
       logger.error('Request failed', { error: request.error as Error });
       countMetric('ServerErrors');

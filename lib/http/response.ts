@@ -3,9 +3,8 @@
  * request id header, and the mapping from errors to the spec's error body `{ error, code }` (+ `details` for
  * VALIDATION_ERROR, decisions.md §3).
  */
-import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { ServiceError } from '../domain/errors';
-import { isDependencyUnavailable } from '../store/dynamo';
+import type { DependencyFailureCheck } from './ports';
 import type { HttpResponse, HttpResult, JsonResult } from './types';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -33,15 +32,13 @@ export function toHttpResponse(result: HttpResult, requestId: string): HttpRespo
   };
 }
 
-
 /**
- * The body and headers a caller sees for an error. A dependency that is down or overloaded is a 503
- * SERVICE_UNAVAILABLE with `Retry-After` (retry, with the same idempotency key); so is a table that does not
- * exist (DynamoDB's ResourceNotFoundException: a DynamoDB Local restarted in memory, before its table is back,
- * or a table deleted), which is the service's dependency missing, not the caller's mistake. Any other
- * unexpected error is a generic 500. Never the error's own message.
+ * The body and headers a caller sees for an error. A dependency that is down, overloaded or missing (as
+ * `isDependencyUnavailable`, the adapters' own judgement of their errors, says) is a 503 SERVICE_UNAVAILABLE with
+ * `Retry-After` (retry, with the same idempotency key): the service's dependency failing, not the caller's
+ * mistake. Any other unexpected error is a generic 500. Never the error's own message.
  */
-export function errorResult(error: unknown): JsonResult {
+export function errorResult(error: unknown, isDependencyUnavailable: DependencyFailureCheck): JsonResult {
   if (error instanceof ServiceError) {
     const body: Record<string, unknown> = {
       error: error.expose ? error.message : 'The service could not complete the request',
@@ -50,7 +47,7 @@ export function errorResult(error: unknown): JsonResult {
     if (error.details !== undefined) body.details = error.details;
     return { status: error.status, body, headers: error.headers };
   }
-  if (isDependencyUnavailable(error) || error instanceof ResourceNotFoundException) {
+  if (isDependencyUnavailable(error)) {
     return { status: 503, body: { error: 'A dependency of the service is unavailable, retry shortly', code: 'SERVICE_UNAVAILABLE' }, headers: { 'Retry-After': '1' } };
   }
   return { status: 500, body: { error: 'Internal server error', code: 'INTERNAL_ERROR' } };

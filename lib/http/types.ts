@@ -2,7 +2,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type { Caller, IdempotencyScope } from '../domain/caller';
 import type { KnownPayee } from '../domain/partner';
 import type { StoredApiKey } from '../auth/api-keys';
-import type { FoldedCompletion } from '../store/idempotency';
+import type { FoldedCompletion } from '../domain/idempotency';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResponse = APIGatewayProxyStructuredResultV2;

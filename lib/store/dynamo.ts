@@ -6,6 +6,7 @@ import {
   DynamoDBClient,
   ProvisionedThroughputExceededException,
   RequestLimitExceeded,
+  ResourceNotFoundException,
   ThrottlingException,
   TransactionCanceledException,
   TransactionConflictException,
@@ -57,12 +58,16 @@ export class KeysLeftUnprocessed extends Error {
 }
 
 /**
- * Whether an error is a dependency that is down, shedding load or busy, which a retry a moment later may get
- * past: the table throttling (by its SDK exception classes) or leaving keys unprocessed, a write that met a
- * transaction in progress on its item (or a transaction that met other writes, with no condition of its own
- * failing) after the quick retries, or a connection refused, reset, never opened or timed out.
+ * Whether an error is a dependency that is down, shedding load, busy or missing, which a retry a moment later may
+ * get past (the HTTP chain answers it 503 SERVICE_UNAVAILABLE with `Retry-After`, wired in
+ * `lib/adapters/http-route.ts`): the table throttling (by its SDK exception classes) or leaving keys unprocessed,
+ * a write that met a transaction in progress on its item (or a transaction that met other writes, with no
+ * condition of its own failing) after the quick retries, a connection refused, reset, never opened or timed out,
+ * or a table that does not exist (ResourceNotFoundException: a DynamoDB Local restarted in memory, before its
+ * table is back, or a table deleted), which is the service's dependency missing, not the caller's mistake.
  */
 export function isDependencyUnavailable(error: unknown): boolean {
+  if (error instanceof ResourceNotFoundException) return true;
   if (error instanceof ProvisionedThroughputExceededException || error instanceof RequestLimitExceeded || error instanceof ThrottlingException) return true;
   if (error instanceof TransactionConflictException || error instanceof KeysLeftUnprocessed || isConflictOnly(error)) return true;
   if (!(error instanceof Error)) return false;

@@ -9,11 +9,11 @@
  * the same transaction and processor intent, no one can compute an id from what a request contains, and the same
  * key and body sent again after the record expired name a new transaction.
  */
-import type { IdempotencyScope } from '../domain/caller';
 import { TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { errors } from '../domain/errors';
 import { randomBase32 } from '../domain/ids';
+import type { Claim, ClaimRequest, ExistingRecord, FoldedCompletion, LeaseKey, SettleOptions, StoredResponse } from '../domain/idempotency';
 import { failedItem, writeIfCondition } from './conditions';
 import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
@@ -21,24 +21,7 @@ import { keys } from './keys';
 /** How long a finished response is replayed. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 
-export interface StoredResponse {
-  statusCode: number;
-  /** The JSON body as sent. */
-  body: string;
-}
-
-export type ExistingRecord =
-  | { status: 'in_progress'; fingerprint: string; lockExpiresAt: number }
-  | { status: 'completed'; fingerprint: string; response: StoredResponse };
-
-export interface ClaimRequest extends Omit<IdempotencyScope, 'nonce'> {
-  lockToken: string;
-  /** How long the lease runs: as long as the claiming request can still run (the HTTP chain's choice). */
-  lockMs: number;
-  nowMs: number;
-}
-
-export type Claim = { claimed: true; nonce: string } | { claimed: false; existing: ExistingRecord };
+export type { Claim, ClaimRequest, ExistingRecord, FoldedCompletion, LeaseKey, SettleOptions, StoredResponse };
 
 /**
  * Claims the key for this request, or returns the record that holds it. The claim succeeds when no record
@@ -141,19 +124,6 @@ function toExisting(item: Record<string, unknown>): ExistingRecord {
   return { status: 'in_progress', fingerprint, lockExpiresAt: item.lockExpiresAt as number };
 }
 
-export type LeaseKey = Pick<ClaimRequest, 'owner' | 'endpoint' | 'idempotencyKey' | 'lockToken'>;
-
-/**
- * A request's outcome stored as its key's replay in the same TransactWriteItems as the work itself (a
- * transaction created): one write where there were two. The store sets `committed` once that write succeeds;
- * until then (or if it never does: the work was already there, a retry's case) the chain completes the key itself.
- */
-export interface FoldedCompletion {
-  lease: LeaseKey;
-  response: StoredResponse;
-  committed: boolean;
-}
-
 /** The TransactWriteItems item that completes `completion`'s key: as {@link completeIdempotencyKey}, on the lease it holds. */
 export function completionItem({ lease, response }: FoldedCompletion): object {
   return { Update: completionUpdate(lease, response) };
@@ -174,11 +144,6 @@ export function completionUpdate(lease: LeaseKey, response: StoredResponse) {
       ':lockToken': lease.lockToken,
     },
   };
-}
-
-/** How long a write that settles a key may take (`abortSignal`: the caller's time left); unbounded without it. */
-export interface SettleOptions {
-  abortSignal?: AbortSignal;
 }
 
 /** Stores the response for replay; a no-op (returns false) if the lease was lost to another request. */

@@ -73,6 +73,11 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
+/**
+ * Raised here, naming `cursor`, on purpose: a cursor is the page contract's own parameter (every list port takes
+ * `page.cursor` and answers `nextCursor`), sealed and opened by this module alone, so only the store can tell a
+ * bad one; the use cases pass it through unchanged, and a translation in each of them would add nothing.
+ */
 const invalidCursor = () =>
   fieldValidationError('cursor', 'Invalid cursor: pass the next_cursor of the same list, with the same filters, unchanged');
 

@@ -7,6 +7,7 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { SettlementItem } from '../domain/settlement';
 import { timeLeftMs } from '../deadline';
+import type { WaitingRead } from '../use-cases/ports/settlement-store';
 import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
 import { SALE_KEY, toEntry } from './ledger-entries';
@@ -66,12 +67,7 @@ const PAGE_SIZE = 1_000;
 /** Reading stops with this much of the request's time left, so the run keeps time to write what it read. */
 const READ_RESERVE_MS = 10_000;
 
-export interface WaitingRead {
-  /** Whole groups (client, currency): a group cut by the limit is left out whole; the only one read, to its last whole payment. */
-  items: SettlementItem[];
-  /** Succeeded transactions in the index without a fee split: never paid on a guess, reported instead. */
-  withoutFees: string[];
-}
+export type { WaitingRead };
 
 /**
  * Everything of one partner waiting for settlement (optionally one client's): the ledger entries (sales and
@@ -79,7 +75,8 @@ export interface WaitingRead {
  * adjustments wait whatever the cutoff (their payment was settled before them). A Query on the sparse index: its
  * cost grows with what waits, not with the table's history; a payment's entries sort beside its sale.
  *
- * At most `maxEntries` are taken, and reading stops {@link READ_RESERVE_MS} before the request's deadline: a run
+ * A group cut by the limit is left out whole; the only group read is kept to its last whole payment. At most
+ * `maxEntries` are taken, and reading stops {@link READ_RESERVE_MS} before the request's deadline: a run
  * over a larger backlog settles the first part (oldest payments first within each client and currency) and leaves
  * the rest for the next run, instead of spending its time budget, and its memory, on reading.
  */

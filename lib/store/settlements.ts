@@ -13,6 +13,7 @@ import { GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-
 import type { AuditEvent } from '../domain/audit';
 import { currencyCode } from '../domain/money';
 import type { BatchFilters, BatchStatus, SettlementBatch, SettlementItem } from '../domain/settlement';
+import type { BatchWrite, PayoutClaim, PayoutRecord } from '../use-cases/ports/settlement-store';
 import { putAuditEvent } from './audit-events';
 import { cancelledItem, failedConditions, failedItem, isConditionFailure, writeIfCondition } from './conditions';
 import { documentClient, tableName } from './dynamo';
@@ -69,16 +70,10 @@ const toBatch = (item: Record<string, unknown>): SettlementBatch => ({
 });
 
 /**
- * `created`; `taken`: lines another run took first (nothing written: plan again without them); `contended`:
- * other writes kept cancelling the transaction (DynamoDB's TransactionConflict) past the quick retries (nothing
- * written: try again later).
- */
-export type BatchWrite = { outcome: 'created' } | { outcome: 'taken'; taken: SettlementItem[] } | { outcome: 'contended' };
-
-/**
  * Writes a new batch and flips its lines `unsettled -> queued` (out of the index, `batchId` set) in one
  * transaction: at most 100 items, hence {@link MAX_ITEMS_PER_BATCH} lines. Each flip is conditional on the line
- * still waiting (and a transaction still `succeeded`: a refund that won the race keeps it out).
+ * still waiting (and a transaction still `succeeded`: a refund that won the race keeps it out). `contended` is
+ * DynamoDB's TransactionConflict cancelling the transaction past the quick retries.
  */
 export async function createBatch(batch: SettlementBatch): Promise<BatchWrite> {
   const items: TransactItem[] = [
@@ -138,7 +133,7 @@ export async function getBatch(batchId: string): Promise<SettlementBatch | undef
   return Item === undefined ? undefined : toBatch(Item);
 }
 
-export type { BatchFilters };
+export type { BatchFilters, BatchWrite, PayoutClaim, PayoutRecord };
 
 /** One partner's batches, or (no partner) every partner's; newest first, filtered, paged. */
 export function listBatches(partnerId: string | undefined, filters: BatchFilters, page: { limit: number; cursor?: string | undefined }): Promise<Page<SettlementBatch>> {
@@ -161,8 +156,6 @@ export function listBatches(partnerId: string | undefined, filters: BatchFilters
   });
 }
 
-/** `claimed` (the batch as it now is), or `refused` with the batch as it was (`undefined`: no such batch). */
-export type PayoutClaim = { outcome: 'claimed'; batch: SettlementBatch } | { outcome: 'refused'; batch: SettlementBatch | undefined };
 
 /** The claim's update: a `pending` or `failed` batch with no live claim (none, or one whose lease ended). */
 const claimUpdate = (batchId: string, claim: { id: string; expiresAt: string }, now: string) => ({
@@ -237,8 +230,6 @@ const endOfClaim = (batch: SettlementBatch, claimId: string, set: string, values
   },
 });
 
-/** `recorded`, or `claim-lost`: the claim lapsed and another payout attempt holds (or ended) it; nothing written. */
-export type PayoutRecord = 'recorded' | 'claim-lost';
 
 /**
  * The payout made: the batch `sent` with its transfer, and every line `queued -> paid`, in one transaction

@@ -1,13 +1,15 @@
 /** Transactions and their payment-intent links. */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { errors, fieldValidationError } from '../domain/errors';
+import { errors } from '../domain/errors';
 import { legacyFacts, type ReversalFacts } from '../domain/ledger';
 import { currencyCode } from '../domain/money';
 import { type ReconciliationState, startWatch, watchOf } from '../domain/reconciliation';
 import { clientPaymentRefusal, partnerPaymentRefusal, type Transaction, type TransactionFilters, type TransactionStatus } from '../domain/transaction';
 import { toClient } from './clients';
 import { cancelledItem, failedConditions } from './conditions';
-import { completionItem, type FoldedCompletion } from './idempotency';
+import type { FoldedCompletion } from '../domain/idempotency';
+import { IntentAlreadyLinked, TransactionExists, TransactionStateConflict } from '../use-cases/ports/transaction-store';
+import { completionItem } from './idempotency';
 import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
 import { type Page, queryPage } from './paging';
@@ -69,13 +71,6 @@ const intentLink = (paymentIntentId: string, svcTxId: string) => ({
   },
 });
 
-const intentAlreadyLinked = () =>
-  fieldValidationError('processor_payment_intent_id', 'This payment intent is already linked to another transaction', 'Payment intent already linked');
-
-export class TransactionExists extends Error {
-  override readonly name = 'TransactionExists';
-}
-
 /**
  * The payment gate, re-checked inside the write (decisions.md §5): the partner still active with KYC approved,
  * the client still active. Closes the window between the use case's checks and the write. A failed check returns
@@ -105,15 +100,16 @@ const payeeStillActive = (partnerId: string, clientId: string) => [
 ];
 
 /**
- * Maps a refused payment write (the transaction item first, then the intent link when there is one, then
- * `payeeStillActive`) to its error: `onTransaction` for the transaction's own condition, else the intent
- * already linked elsewhere, else the payment gate's code for the partner or client as the write found it (gone,
- * suspended, KYC no longer approved); anything else is rethrown as it is.
+ * Maps a refused payment write (the transaction item first, then the link of `linkedIntent` when there is one,
+ * then `payeeStillActive`) to its error: `onTransaction` for the transaction's own condition, else
+ * {@link IntentAlreadyLinked} (how a caller is told is the use case's choice: the store knows no request field),
+ * else the payment gate's code for the partner or client as the write found it (gone, suspended, KYC no longer
+ * approved); anything else is rethrown as it is.
  */
-function paymentWriteRefusal(error: unknown, items: readonly object[], withIntentLink: boolean, onTransaction: () => Error): Error {
+function paymentWriteRefusal(error: unknown, items: readonly object[], linkedIntent: string | null, onTransaction: () => Error): Error {
   const failed = failedConditions(error);
   if (failed.includes(0)) return onTransaction();
-  if (withIntentLink && failed.includes(1)) return intentAlreadyLinked();
+  if (linkedIntent !== null && failed.includes(1)) return new IntentAlreadyLinked(`Payment intent ${linkedIntent} is linked to another transaction`);
   const partnerAt = items.length - 2;
   const clientAt = items.length - 1;
   if (failed.includes(partnerAt)) return partnerPaymentRefusal(asFound(error, partnerAt, toPartner)) ?? errors.partnerNotActive();
@@ -144,7 +140,7 @@ export async function createTransaction(tx: Transaction, completion?: FoldedComp
   } catch (error) {
     const failed = failedConditions(error);
     if (!failed.includes(0) && failed.includes(written)) throw errors.idempotencyKeyInUse(1);
-    throw paymentWriteRefusal(error, items.slice(0, written), tx.processorPaymentIntentId !== null, () => new TransactionExists(tx.svcTxId));
+    throw paymentWriteRefusal(error, items.slice(0, written), tx.processorPaymentIntentId, () => new TransactionExists(tx.svcTxId));
   }
   if (completion !== undefined) completion.committed = true;
   return tx;
@@ -163,10 +159,6 @@ export async function getTransactionByPaymentIntent(paymentIntentId: string): Pr
     new GetCommand({ TableName: tableName, Key: keys.paymentIntent(paymentIntentId), ConsistentRead: true }),
   );
   return typeof Item?.svcTxId === 'string' ? getTransaction(Item.svcTxId) : undefined;
-}
-
-export class TransactionStateConflict extends Error {
-  override readonly name = 'TransactionStateConflict';
 }
 
 /**
@@ -207,7 +199,7 @@ export async function attachPaymentIntent(
   try {
     await transactWrite(items as never);
   } catch (error) {
-    throw paymentWriteRefusal(error, items, true, () => new TransactionStateConflict(tx.svcTxId));
+    throw paymentWriteRefusal(error, items, paymentIntentId, () => new TransactionStateConflict(tx.svcTxId));
   }
 }
 

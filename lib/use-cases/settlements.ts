@@ -10,26 +10,18 @@ import { newAuditEvent } from '../domain/audit';
 import { assertActsFor, type Caller } from '../domain/caller';
 import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
-import { type OwingGroup, planBatches, type PlannedBatch, railFor, type SettlementBatch, type SettlementItem } from '../domain/settlement';
+import { type BatchFilters, type OwingGroup, planBatches, type PlannedBatch, railFor, type SettlementBatch, type SettlementItem } from '../domain/settlement';
 import { countMetric, logger } from '../observability';
 import type { PayoutRails } from './ports/payouts';
-import type * as auditEvents from '../store/audit-events';
-import type * as partners from '../store/partners';
-import type * as payees from '../store/payees';
-import type * as waiting from '../store/settlement-waiting';
-import type * as settlements from '../store/settlements';
+import type { AuditLog, PartnerDirectory, PayeeReader, SettlementStore } from './ports/settlement-store';
 import type { Page } from '../domain/page';
 
 export interface SettlementDeps {
-  settlements: Pick<
-    typeof settlements,
-    'createBatch' | 'getBatch' | 'listBatches' | 'claimPayout' | 'releasePayoutClaim' | 'recordPayoutSent' | 'recordPayoutFailed'
-  > &
-    Pick<typeof waiting, 'listWaiting'>;
-  partners: Pick<typeof partners, 'getPartner' | 'allPartnerIds'>;
-  payees: Pick<typeof payees, 'getPayee'>;
+  settlements: SettlementStore;
+  partners: PartnerDirectory;
+  payees: PayeeReader;
   /** Records what an admin starts (a run; a pay's audit event goes with its claim). */
-  audit: Pick<typeof auditEvents, 'recordAuditEvent'>;
+  audit: AuditLog;
   rails: PayoutRails;
   /** `day_boundary`: created before 00:00 UTC today; `now`: every succeeded transaction (decisions.md §1). */
   cutoff: 'day_boundary' | 'now';
@@ -250,7 +242,7 @@ export function listBatchesFor(
   deps: SettlementDeps,
   caller: Caller,
   partnerId: string | undefined,
-  filters: settlements.BatchFilters,
+  filters: BatchFilters,
   page: { limit: number; cursor?: string | undefined },
 ): Promise<Page<SettlementBatch>> {
   assertActsFor(caller, partnerId);

@@ -12,13 +12,19 @@ import {
   assertPartnerCanTakePayment,
   awaitsProcessor,
   type Transaction,
+  type TransactionFilters,
 } from '../domain/transaction';
 import { assertActsFor, type Caller, type IdempotencyScope } from '../domain/caller';
+import type { FoldedCompletion } from '../domain/idempotency';
 import type { PaymentIntent, Processor } from './ports/processor';
-import type * as clients from '../store/clients';
-import type { FoldedCompletion } from '../store/idempotency';
-import type * as payees from '../store/payees';
-import * as transactions from '../store/transactions';
+import {
+  type ClientReader,
+  IntentAlreadyLinked,
+  type PayeeReader,
+  TransactionExists,
+  type TransactionStore,
+  TransactionStateConflict,
+} from './ports/transaction-store';
 import { NO_REVERSALS } from '../domain/ledger';
 import { applyPaymentEvent, type PaymentEventDeps } from './processor-events';
 
@@ -28,12 +34,9 @@ import { applyPaymentEvent, type PaymentEventDeps } from './processor-events';
  */
 export interface TransactionDeps {
   processor: Processor;
-  transactions: Pick<
-    typeof transactions,
-    'createTransaction' | 'getTransaction' | 'attachPaymentIntent' | 'listTransactions'
-  >;
-  clients: Pick<typeof clients, 'getClient'>;
-  payees: Pick<typeof payees, 'getPayee'>;
+  transactions: TransactionStore;
+  clients: ClientReader;
+  payees: PayeeReader;
   /** Where an intent's outcome, read at attach, is applied: the processor event's own path. */
   paymentEvents: PaymentEventDeps;
 }
@@ -203,7 +206,8 @@ async function writeOnce(deps: TransactionStoreDeps, transaction: Transaction, c
     countMetric('TransactionsCreated');
     return created;
   } catch (error) {
-    if (!(error instanceof transactions.TransactionExists)) throw error;
+    if (error instanceof IntentAlreadyLinked) throw intentAlreadyLinked();
+    if (!(error instanceof TransactionExists)) throw error;
     const existing = await deps.transactions.getTransaction(transaction.svcTxId);
     if (existing === undefined) throw error;
     return existing;
@@ -228,7 +232,10 @@ export async function initializeTransaction(
   return writeOnce(deps, transaction, answer?.(transaction));
 }
 
-const invalidIntent = (message: string) => fieldValidationError('processor_payment_intent_id', message);
+const invalidIntent = (message: string, summary = message) => fieldValidationError('processor_payment_intent_id', message, summary);
+
+/** The store refused the intent's link: it belongs to another transaction. The caller named it in this field. */
+const intentAlreadyLinked = () => invalidIntent('This payment intent is already linked to another transaction', 'Payment intent already linked');
 
 /** A transaction the caller may see: its own partner's, or any for a platform key; else 404 TX_NOT_FOUND. */
 async function visibleTransaction(
@@ -285,7 +292,8 @@ export async function attachIntent(
   try {
     await deps.transactions.attachPaymentIntent(transaction, intent.id, now);
   } catch (error) {
-    if (!(error instanceof transactions.TransactionStateConflict)) throw error;
+    if (error instanceof IntentAlreadyLinked) throw intentAlreadyLinked();
+    if (!(error instanceof TransactionStateConflict)) throw error;
     // Someone moved it first: answer from what is there now.
     return attachIntent(deps, caller, input);
   }
@@ -321,7 +329,7 @@ export function listTransactionsFor(
   deps: TransactionStoreDeps,
   caller: Caller,
   partnerId: string | undefined,
-  filters: transactions.TransactionFilters,
+  filters: TransactionFilters,
   page: { limit: number; cursor?: string | undefined },
 ) {
   assertActsFor(caller, partnerId);

@@ -21,7 +21,7 @@ Object.assign(process.env, {
 });
 for (const name of ['DYNAMODB_ENDPOINT', 'POWERTOOLS_METRICS_DISABLED']) delete process.env[name];
 const { signBody } = await import('../../lib/auth/credentials');
-const { httpRoute } = await import('../../lib/http/chain');
+const { httpRoute } = await import('../../lib/adapters/http-route');
 const { logger, metrics } = await import('../../lib/observability');
 const { secretBox } = await import('../../lib/secrets');
 const { createPartner, issueApiKey } = await import('../../lib/use-cases/partners');

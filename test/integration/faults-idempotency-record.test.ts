@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { createHandler as createCheckoutHandler } from '../../functions/transactions-checkout-intent';
 import { transactionDeps } from '../../lib/adapters';
-import { httpRoute } from '../../lib/http/chain';
+import { httpRoute } from '../../lib/adapters/http-route';
 import { errors } from '../../lib/domain/errors';
 import { TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { dynamoClient } from '../../lib/store/dynamo';

@@ -1,7 +1,11 @@
 import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from '@jest/globals';
 import { errors, ServiceError } from '../../lib/domain/errors';
-import { errorResult } from '../../lib/http/response';
+import { errorResult as mapError } from '../../lib/http/response';
+import { isDependencyUnavailable } from '../../lib/store/dynamo';
+
+/** The mapping as the chain does it: with the table's own judgement of which of its errors mean it is down. */
+const errorResult = (error: unknown) => mapError(error, isDependencyUnavailable);
 
 /**
  * Every code of interface-spec.md (Errors, Authentication) and decisions.md §2-3, and the few the service adds

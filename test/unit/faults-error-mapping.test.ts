@@ -1,11 +1,14 @@
 /**
  * The error mapper on a table that is missing, busy or shedding load: a dependency unavailable (503 with
- * Retry-After), never a 500.
+ * Retry-After), never a 500. The table's adapter (`lib/store/dynamo.ts`) judges its own errors; the mapper asks it.
  */
 import { describe, expect, it } from '@jest/globals';
 import { ResourceNotFoundException, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
-import { errorResult } from '../../lib/http/response';
-import { KeysLeftUnprocessed } from '../../lib/store/dynamo';
+import { errorResult as mapError } from '../../lib/http/response';
+import { isDependencyUnavailable, KeysLeftUnprocessed } from '../../lib/store/dynamo';
+
+/** The mapping as the chain does it: with the table's own judgement of which of its errors mean it is down. */
+const errorResult = (error: unknown) => mapError(error, isDependencyUnavailable);
 
 const unavailable = { status: 503, body: { error: expect.any(String), code: 'SERVICE_UNAVAILABLE' }, headers: { 'Retry-After': '1' } };
 const cancelled = (...codes: string[]) =>

@@ -1,0 +1,67 @@
+/**
+ * What the settlement use cases (runs, reads, payouts) need from the store of batches, waiting entries, partners
+ * and the audit log, and the outcomes its conditional writes answer with, in the service's terms. The DynamoDB
+ * adapters (`lib/store/settlements.ts`, `settlement-waiting.ts`, `partners.ts`, `payees.ts`, `audit-events.ts`)
+ * implement it; the invariants (one line in one batch, one payout per claim) are their conditional transactions.
+ */
+import type { AuditEvent } from '../../domain/audit';
+import type { Page } from '../../domain/page';
+import type { Partner } from '../../domain/partner';
+import type { BatchFilters, SettlementBatch, SettlementItem } from '../../domain/settlement';
+
+export type { PayeeReader } from './transaction-store';
+
+/**
+ * `created`; `taken`: lines another run took first (nothing written: plan again without them); `contended`:
+ * other writes kept cancelling the write past the store's quick retries (nothing written: try again later).
+ */
+export type BatchWrite = { outcome: 'created' } | { outcome: 'taken'; taken: SettlementItem[] } | { outcome: 'contended' };
+
+/** `claimed` (the batch as it now is), or `refused` with the batch as it was (`undefined`: no such batch). */
+export type PayoutClaim = { outcome: 'claimed'; batch: SettlementBatch } | { outcome: 'refused'; batch: SettlementBatch | undefined };
+
+/** `recorded`, or `claim-lost`: the claim lapsed and another payout attempt holds (or ended) it; nothing written. */
+export type PayoutRecord = 'recorded' | 'claim-lost';
+
+export interface WaitingRead {
+  /** Whole groups (client, currency): a group cut by the store's limit is left out whole, for the next run. */
+  items: SettlementItem[];
+  /** Succeeded transactions waiting without a fee split: never paid on a guess, reported instead. */
+  withoutFees: string[];
+}
+
+export interface SettlementStore {
+  /**
+   * Everything of one partner waiting for settlement (optionally one client's): the ledger entries of payments
+   * created before `cutoff`; with no cutoff, everything waiting. Bounded in size and in the request's time: what
+   * is left out waits for the next run.
+   */
+  listWaiting(partnerId: string, clientId: string | undefined, cutoff: string | undefined): Promise<WaitingRead>;
+  /** Writes the batch and takes its lines out of waiting, atomically: no line is ever in two batches. */
+  createBatch(batch: SettlementBatch): Promise<BatchWrite>;
+  getBatch(batchId: string): Promise<SettlementBatch | undefined>;
+  /** One partner's batches, or (no partner) every partner's; newest first, filtered, paged. */
+  listBatches(partnerId: string | undefined, filters: BatchFilters, page: { limit: number; cursor?: string | undefined }): Promise<Page<SettlementBatch>>;
+  /**
+   * Claims a `pending` or `failed` batch with no live claim for one payout attempt; two concurrent pays cannot
+   * both hold it. With `audit`, the event is recorded if and only if the claim is taken.
+   */
+  claimPayout(batchId: string, claim: { id: string; expiresAt: string }, now: string, audit?: AuditEvent): Promise<PayoutClaim>;
+  /** Gives a claim back without a payout attempt: only the claim goes. */
+  releasePayoutClaim(batch: SettlementBatch, claimId: string, now: string): Promise<void>;
+  /** The payout made: the batch `sent` with its transfer and every line paid, atomically, on the claim. */
+  recordPayoutSent(batch: SettlementBatch, claimId: string, transferId: string | null, now: string): Promise<PayoutRecord>;
+  /** The payout refused, or its outcome unknown: `failed`, with the reason partners see and the detail operators do. */
+  recordPayoutFailed(batch: SettlementBatch, claimId: string, failure: { reason: string; detail: string }, now: string): Promise<PayoutRecord>;
+}
+
+export interface PartnerDirectory {
+  getPartner(partnerId: string): Promise<Partner | undefined>;
+  /** Every partner's id, read page by page: for a run over all of them. */
+  allPartnerIds(): AsyncIterable<string>;
+}
+
+export interface AuditLog {
+  /** Records an event on its own (what an admin is about to run). */
+  recordAuditEvent(event: AuditEvent): Promise<void>;
+}
