@@ -6,7 +6,8 @@
  * WEBHOOK_QUEUE_PORT, fed from the table's stream and the outbox sweep), runs the reconciliation with the processor
  * on a timer (RECONCILIATION_SCHEDULE, every 15 minutes unless `off`), and, when SETTLEMENT_SCHEDULE is set, runs
  * the scheduled settlement on a timer. `/sandbox/checkout` is a partner's checkout page on the example
- * partner backend, with a sandbox partner made on the first visit (`sandbox-checkout.ts`).
+ * partner backend, run in a process of its own from the first visit, with a sandbox partner made then
+ * (`sandbox/checkout/`).
  * Ctrl-C (SIGINT), SIGTERM or SIGHUP (the terminal closed, the SSH session dropped) stops accepting requests,
  * answers the ones already running (up to 10 s), lets a running webhook batch finish, then stops everything,
  * DynamoDB Local's Java process included.

@@ -20,7 +20,7 @@ import { startHttpApi } from './http-api';
 import { loadFunction } from './load-function';
 import { startProcessorSandbox } from './processor-sandbox';
 import { startRailsSandbox } from './rails-sandbox';
-import { isSandboxPath, sandboxCheckout } from './sandbox-checkout';
+import { isSandboxPath, sandboxCheckout } from './sandbox/checkout/checkout';
 import { parseRate } from '../schedule';
 import { invokeAsScheduled, type ScheduledHandler, startRateTimer } from './settlement-timer';
 import { stopsInReverse } from './stops';
@@ -53,7 +53,10 @@ export interface LocalRuntimeOptions {
   reconciliationSchedule?: string | undefined;
   /** The partner webhook delivery queue's SQS front (`WEBHOOK_QUEUE_URL` must point at it). */
   webhookQueue: { port: number };
-  /** Serves the sandbox checkout at `/sandbox` (`sandbox-checkout.ts`); `stateDir`: where its partner is kept. */
+  /**
+   * Serves the sandbox checkout at `/sandbox` (`sandbox/checkout/`: the example partner backend in a process of its
+   * own, started on the first visit); `stateDir`: where its partner is kept.
+   */
   sandboxCheckout?: { adminToken: () => Promise<string>; stateDir?: string | undefined };
 }
 

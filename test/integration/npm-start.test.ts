@@ -1,6 +1,6 @@
 /**
  * `npm start` as a user runs it: the whole local runtime comes up, answers health, and Ctrl-C (SIGINT to npm)
- * stops it without leaving a Java or Node process behind.
+ * stops it without leaving a Java or Node process behind, the sandbox checkout's backend included.
  */
 import { describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
@@ -37,7 +37,11 @@ describe('npm start', () => {
       expect(service.output()).toContain(`http://localhost:${service.httpPort}/api/v1`);
       expect(service.output()).toContain(`http://127.0.0.1:${service.dynamoPort}`);
       expect(service.output()).toContain(`:${service.processorPort}`);
+      // The sandbox checkout's backend, a process of its own, starts on the first visit: it must stop too.
+      const sandbox = await fetch(`${new URL(service.baseUrl).origin}/sandbox/products`);
+      expect(sandbox.status).toBe(200);
       const tree = descendants(service.npm.pid ?? -1);
+      expect(tree.filter((child) => child.args.includes('examples/partner-backend/src/main.ts'))).toHaveLength(1);
       expect(service.javaPid()).toBeDefined();
       // DynamoDB Local must outlive the requests still being answered: a terminal's Ctrl-C (a signal to the
       // foreground process group) must not reach it; the runtime stops it last.

@@ -1,28 +1,35 @@
 /**
- * The sandbox checkout's own partner (infra/local/sandbox-checkout.ts): made once on the first request through the
+ * The sandbox checkout's own partner (infra/local/sandbox/checkout/): made once on the first request through the
  * admin and partner APIs, however many requests arrive together; kept in its state directory and found again by a
  * restarted runtime; made anew when the kept key no longer works; and a 503 that says why when it cannot be made.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SANDBOX_MERCHANT, type SandboxCheckout, sandboxCheckout } from '../../infra/local/sandbox-checkout';
+import { SANDBOX_MERCHANT, type SandboxCheckout, sandboxCheckout } from '../../infra/local/sandbox/checkout/checkout';
 import { TestApi } from '../support/api';
 import { waitFor } from '../support/npm-start';
+
+// Each mounted checkout starts its backend as a process (a second or two through tsx, longer on a busy machine);
+// some tests start two.
+jest.setTimeout(30_000);
 
 let api: TestApi;
 const dirs: string[] = [];
 const servers: Server[] = [];
+/** Every mounted checkout: each runs its backend in a process of its own, stopped before the API it calls. */
+const sandboxes: SandboxCheckout[] = [];
 
 beforeAll(async () => {
   api = await TestApi.start();
 });
 
 afterAll(async () => {
+  await Promise.all(sandboxes.map((sandbox) => sandbox.stop()));
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
   await api?.close();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -43,6 +50,7 @@ async function mounted(stateDir: string, options: { adminToken?: () => Promise<s
     adminToken: options.adminToken ?? (async () => api.adminToken),
     stateDir,
   });
+  sandboxes.push(sandbox);
   const server = createServer((request, response) => sandbox.handle(request, response));
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

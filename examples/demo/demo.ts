@@ -10,18 +10,22 @@
  *
  * Exit code 0 when every step's result is what the service promises; 1 at the first that is not (the step and
  * why are printed, with what to do), so it doubles as a smoke test (`test/integration/demo.test.ts`).
+ *
+ * It lives among the examples because it is the partner's side of the flow: it builds the example backend from its
+ * modules, in this process, to read its records as the money moves (an example may use the service's local
+ * tooling to start the service; the service never imports an example).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InMemoryAttemptStore } from '../../examples/partner-backend/src/attempts';
-import { InMemoryOrders } from '../../examples/partner-backend/src/orders';
-import { startPartnerBackend } from '../../examples/partner-backend/src/server';
-import { ServiceClient } from '../../examples/partner-backend/src/service-client';
-import { InMemoryProcessedEvents } from '../../examples/partner-backend/src/webhooks';
+import { InMemoryAttemptStore } from '../partner-backend/src/attempts';
+import { InMemoryOrders } from '../partner-backend/src/orders';
+import { startPartnerBackend } from '../partner-backend/src/server';
+import { ServiceClient } from '../partner-backend/src/service-client';
+import { InMemoryProcessedEvents } from '../partner-backend/src/webhooks';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { loadConfig } from '../../lib/config';
-import { type ServiceProcess, freePort, sleep, startService, stopService } from './service-process';
+import { type ServiceProcess, freePort, sleep, startService, stopService } from '../../infra/local/service-process';
 
 /** The events the demo's endpoint subscribes to. */
 const SUBSCRIBED = ['transaction_succeeded', 'transaction_failed', 'transaction_refunded'];

@@ -1,0 +1,120 @@
+/**
+ * The example partner backend (`examples/partner-backend/src/main.ts`) as a process of its own, run the way a
+ * partner runs it: configured by its environment variables (examples/partner-backend/README.md), listening on a
+ * port of its choosing. The runtime talks to it over HTTP only, so the service never loads the example's code.
+ *
+ * It is forked with an IPC channel: the backend says where it listens over it, and exits when it closes, so it
+ * never outlives the runtime, even one killed with SIGKILL. It runs in a process group of its own, as DynamoDB
+ * Local does: Ctrl-C in the terminal reaches the runtime alone, which drains the sandbox's requests first and
+ * then stops the backend with SIGTERM (it answers what it holds and finishes its reconciliations).
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository's root: this module's directory is `infra/local/sandbox/checkout`. */
+const ROOT = join(import.meta.url === undefined ? __dirname : dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
+const ENTRY = join(ROOT, 'examples', 'partner-backend', 'src', 'main.ts');
+
+/** Every variable the example reads (its README's table): none of the runtime's own may reach it by accident. */
+const EXAMPLE_VARIABLES = ['SERVICE_URL', 'API_KEY', 'HMAC_SECRET', 'PARTNER_ID', 'WEBHOOK_SECRET', 'PORT', 'BASE_PATH', 'PRODUCTS', 'PROCESSOR_JS_URL', 'PROCESSOR_ORIGINS'];
+
+/** Loading TypeScript through tsx takes a second or two; a busy machine, longer. */
+const START_TIMEOUT_MS = 30_000;
+
+export interface BackendSettings {
+  serviceUrl: string;
+  apiKey: string;
+  hmacSecret: string;
+  partnerId: string;
+  webhookSecret: string;
+  basePath: string;
+  products: readonly unknown[];
+  processorJsUrl: string;
+}
+
+export interface BackendProcess {
+  /** Where it listens (`http://127.0.0.1:<port>`), its routes under the base path. */
+  origin: string;
+  /** Resolves when the process has exited, however. */
+  exited: Promise<void>;
+  /** SIGTERM, then SIGKILL if it has not exited within `graceMs`; resolves once it has exited. */
+  stop(graceMs: number): Promise<void>;
+}
+
+/**
+ * Forks the backend and resolves once it listens. `onSpawn` is told the process at once, before it listens, so
+ * a runtime stopping meanwhile can stop it too.
+ */
+export async function startBackendProcess(settings: BackendSettings, onSpawn: (child: { stop: BackendProcess['stop']; exited: Promise<void> }) => void): Promise<BackendProcess> {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !EXAMPLE_VARIABLES.includes(name)));
+  const child = fork(ENTRY, [], {
+    cwd: ROOT,
+    execArgv: ['--import', 'tsx'],
+    env: {
+      ...inherited,
+      SERVICE_URL: settings.serviceUrl,
+      API_KEY: settings.apiKey,
+      HMAC_SECRET: settings.hmacSecret,
+      PARTNER_ID: settings.partnerId,
+      WEBHOOK_SECRET: settings.webhookSecret,
+      PORT: '0',
+      BASE_PATH: settings.basePath,
+      PRODUCTS: JSON.stringify(settings.products),
+      PROCESSOR_JS_URL: settings.processorJsUrl,
+    },
+    // Its banner (where it listens, what to pay) is for a partner at a terminal; its warnings and errors are the runtime's too.
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    detached: true,
+  });
+  // The runtime's life is its servers': the backend (and its channel) must not keep it running.
+  child.unref();
+  child.channel?.unref();
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    // A process that could not be started sends no 'exit'; any other error (a signal it could not be sent) is moot.
+    child.on('error', () => {
+      if (child.pid === undefined) resolve();
+    });
+  });
+  let hasExited = false;
+  void exited.then(() => (hasExited = true));
+  const stop = async (graceMs: number) => {
+    if (hasExited) return;
+    child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(killer);
+  };
+  onSpawn({ stop, exited });
+  const url = await listening(child, exited);
+  return { origin: new URL(url).origin, exited, stop };
+}
+
+async function listening(child: ChildProcess, exited: Promise<void>): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  let onMessage: ((message: unknown) => void) | undefined;
+  try {
+    return await Promise.race([
+      new Promise<string>((resolve) => {
+        onMessage = (message) => {
+          const { event, url } = (message ?? {}) as { event?: unknown; url?: unknown };
+          if (event === 'listening' && typeof url === 'string') resolve(url);
+        };
+        child.on('message', onMessage);
+      }),
+      exited.then(() => {
+        throw new Error(`the example partner backend exited (${child.signalCode ?? `code ${child.exitCode}`}) before listening; its error is in the log above`);
+      }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the example partner backend did not listen within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
+      }),
+    ]);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    if (onMessage !== undefined) child.off('message', onMessage);
+  }
+}
