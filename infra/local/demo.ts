@@ -21,7 +21,7 @@ import { ServiceClient } from '../../examples/partner-backend/src/service-client
 import { InMemoryProcessedEvents } from '../../examples/partner-backend/src/webhooks';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { loadConfig } from '../../lib/config';
-import { type ServiceProcess, freePort, sleep, startService, stopService } from './service-process';
+import { type ServiceProcess, freePort, sleep, startService, stopService } from './runtime/service-process';
 
 /** The events the demo's endpoint subscribes to. */
 const SUBSCRIBED = ['transaction_succeeded', 'transaction_failed', 'transaction_refunded'];

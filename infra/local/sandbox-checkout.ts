@@ -17,7 +17,7 @@ import { createPartnerBackend, type PartnerBackendHandler } from '../../examples
 import { ServiceClient } from '../../examples/partner-backend/src/service-client';
 import { type Product, Shop } from '../../examples/partner-backend/src/shop';
 import { PARTNER_EVENTS } from '../../lib/domain/webhooks';
-import { readStateFile, StateFile } from './state-file';
+import { readStateFile, StateFile } from './sandbox/state-file';
 
 const SANDBOX_PATH = '/sandbox';
 export const SANDBOX_MERCHANT = 'sandbox-merchant';
