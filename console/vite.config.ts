@@ -1,5 +1,5 @@
 /**
- * The admin console's build: a single-page app served under `/admin/` (locally by `infra/local/console-assets.ts`),
+ * The admin console's build: a single-page app served under `/admin/` (locally by `infra/local/runtime/console-assets.ts`),
  * built to `console/dist`. No inline script, so the page's Content-Security-Policy can say `script-src 'self'`.
  */
 import { fileURLToPath } from 'node:url';

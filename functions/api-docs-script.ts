@@ -12,7 +12,7 @@ import { scalarVersion } from '../lib/http/docs-viewer';
 import type { HttpResult } from '../lib/http/types';
 import { apiReferenceScriptDoc } from '../lib/http/route-docs/documentation';
 
-/** Where the bundle for AWS puts the script (beside `index.mjs`: `infra/bundling.ts`, FUNCTION_FILES). */
+/** Where the bundle for AWS puts the script (beside `index.mjs`: `infra/build/bundling.ts`, FUNCTION_FILES). */
 export const SCRIPT_FILE = 'scalar-standalone.js';
 
 let script: { plain: string; gzip: string } | undefined;

@@ -1,8 +1,8 @@
 /**
  * GET /api/v1/openapi.json: the OpenAPI 3.1 document of this API. It is `docs/openapi.json`, which `npm run
- * openapi` writes from the routes' own contracts (`infra/openapi.ts`: the zod schemas each route validates with,
+ * openapi` writes from the routes' own contracts (`infra/openapi/document.ts`: the zod schemas each route validates with,
  * its responses and error codes); a test fails when the file and the code differ. Read as a file, not bundled:
- * beside the bundle in AWS (`infra/bundling.ts`, FUNCTION_FILES), from `docs/` locally.
+ * beside the bundle in AWS (`infra/build/bundling.ts`, FUNCTION_FILES), from `docs/` locally.
  */
 import { readFileSync } from 'node:fs';
 import { httpRoute } from '../lib/adapters/http-route';

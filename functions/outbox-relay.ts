@@ -1,6 +1,6 @@
 /**
  * The outbox stream relay: a DynamoDB Streams consumer (in AWS an event source mapping on the table's stream,
- * filtered to new pending deliveries; locally infra/local/stream-relay.ts polls DynamoDB Local's stream and
+ * filtered to new pending deliveries; locally infra/local/delivery/stream-relay.ts polls DynamoDB Local's stream and
  * calls this same handler). Each new pending delivery is enqueued at once; a record whose enqueue fails is
  * reported by sequence number, so the stream retries from it (Powertools' batch processor, partial failures).
  */

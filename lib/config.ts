@@ -47,7 +47,7 @@ const schema = z.object({
   DYNAMODB_LOCAL_PORT: port,
   PROCESSOR_SANDBOX_PORT: port,
   RAILS_SANDBOX_PORT: port,
-  /** The local webhook queue's SQS front (infra/local/delivery-queue.ts); unused in AWS. */
+  /** The local webhook queue's SQS front (infra/local/delivery/queue.ts); unused in AWS. */
   WEBHOOK_QUEUE_PORT: port,
   LOCAL_DATA_DIR: z.string().min(1),
   ADMIN_JWT_SECRET: optionalSecret.refine((value) => value === undefined || value.length >= 32, 'expected at least 32 characters'),
@@ -133,7 +133,7 @@ function localDefaults(env: Env): Env {
     PROCESSOR_PUBLISHABLE_KEY: 'pk_test_sandbox_local',
     PROCESSOR_WEBHOOK_SECRET: 'whsec_sandbox_local',
     PROCESSOR_API_BASE: `http://127.0.0.1:${processorPort}`,
-    // The sandbox rails (infra/local/rails-sandbox.ts), one path per rail, each with its own key.
+    // The sandbox rails (infra/local/sandbox/rails/index.ts), one path per rail, each with its own key.
     RAIL_A_API_BASE: `http://127.0.0.1:${railsPort}/rail-a`,
     RAIL_B_API_BASE: `http://127.0.0.1:${railsPort}/rail-b`,
     RAIL_A_API_KEY: 'rail_a_sandbox_local',

@@ -18,7 +18,7 @@
  *
  * No DOM globals at module level, and storage is passed in, so the flow can be tested outside a browser.
  */
-import type { ConsoleRuntimeConfig } from '../../infra/console-site';
+import type { ConsoleRuntimeConfig } from '../../infra/shared/console-site';
 
 export type SignInConfig = ConsoleRuntimeConfig;
 export type OidcConfig = Extract<ConsoleRuntimeConfig, { signIn: 'oidc' }>;

@@ -25,7 +25,7 @@ import { ServiceClient } from '../partner-backend/src/service-client';
 import { InMemoryProcessedEvents } from '../partner-backend/src/webhooks';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { loadConfig } from '../../lib/config';
-import { type ServiceProcess, freePort, sleep, startService, stopService } from '../../infra/local/service-process';
+import { type ServiceProcess, freePort, sleep, startService, stopService } from '../../infra/local/runtime/service-process';
 
 /** The events the demo's endpoint subscribes to. */
 const SUBSCRIBED = ['transaction_succeeded', 'transaction_failed', 'transaction_refunded'];

@@ -8,7 +8,7 @@
  * template's.
  */
 import { App } from 'aws-cdk-lib';
-import { ensureConsoleBuilt } from '../console-build';
+import { ensureConsoleBuilt } from '../shared/console-build';
 import { addServiceStacks } from './service-stacks';
 
 await ensureConsoleBuilt((line) => process.stderr.write(line));

@@ -4,7 +4,7 @@
  *
  * | Path | Served by |
  * |---|---|
- * | `/admin/*` | the private site bucket (Origin Access Control), holding `console/dist` under `admin/` and the runtime configuration `admin/config.json`; a CloudFront Function answers any path without a file extension with `/admin/index.html` (the app routes those itself); the console's headers (`infra/console-site.ts`) with HSTS |
+ * | `/admin/*` | the private site bucket (Origin Access Control), holding `console/dist` under `admin/` and the runtime configuration `admin/config.json`; a CloudFront Function answers any path without a file extension with `/admin/index.html` (the app routes those itself); the console's headers (`infra/shared/console-site.ts`) with HSTS |
  * | `/api/*` | the HTTP API, uncached, every method, every viewer header but `Host` (so `Authorization`, `x-api-key`, `x-svc-hmac` reach it) |
  * | anything else | the HTTP API too (its `$default` route answers 404, as locally); `/` and `/admin` redirect to `/admin/` |
  *
@@ -39,7 +39,7 @@ import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deplo
 import type { Construct } from 'constructs';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ConsoleOidcSettings, type ConsoleRuntimeConfig, consoleContentSecurityPolicy, consoleRuntimeConfig } from '../console-site';
+import { type ConsoleOidcSettings, type ConsoleRuntimeConfig, consoleContentSecurityPolicy, consoleRuntimeConfig } from '../shared/console-site';
 import type { Stage } from './deploy-settings';
 import { acknowledgeConsoleFindings } from './nag-findings';
 
@@ -49,7 +49,7 @@ const SITE_PREFIX = 'admin/';
 /**
  * The `/admin/*` behavior's viewer-request function: a path whose last segment has no extension is one of the
  * app's own routes (`/admin/partners`, `/admin/callback`) and gets the app's page; a path with one names a file
- * (a missing one is S3's refusal, 403, never the page). The same rule as `infra/local/console-assets.ts`.
+ * (a missing one is S3's refusal, 403, never the page). The same rule as `infra/local/runtime/console-assets.ts`.
  */
 export const SPA_FALLBACK_FUNCTION = `function handler(event) {
   var request = event.request;
@@ -74,7 +74,7 @@ export interface ConsoleStackProps extends StackProps {
   stage: Stage;
   /** The HTTP API the distribution forwards `/api/*` (and every path it does not serve itself) to. */
   api: IHttpApi;
-  /** The built console: `console/dist` (`infra/console-build.ts`'s `ensureConsoleBuilt` builds it). */
+  /** The built console: `console/dist` (`infra/shared/console-build.ts`'s `ensureConsoleBuilt` builds it). */
   consoleDist: string;
   /** The OpenID provider the console signs in with; unset, token sign-in only. */
   oidc?: ConsoleOidcSettings | undefined;
@@ -167,10 +167,10 @@ export class ConsoleStack extends Stack {
     new CfnOutput(this, 'OidcRedirectUri', { value: `https://${this.distribution.distributionDomainName}/admin/callback` });
   }
 
-  /** The console's headers, the same as `npm start` sends (`infra/console-site.ts`), plus HSTS. */
+  /** The console's headers, the same as `npm start` sends (`infra/shared/console-site.ts`), plus HSTS. */
   private consoleHeadersPolicy(): ResponseHeadersPolicy {
     return new ResponseHeadersPolicy(this, 'ConsoleHeaders', {
-      comment: 'Admin console: CSP, nosniff, DENY framing, no referrer, HSTS (infra/console-site.ts)',
+      comment: 'Admin console: CSP, nosniff, DENY framing, no referrer, HSTS (infra/shared/console-site.ts)',
       securityHeadersBehavior: {
         contentSecurityPolicy: { contentSecurityPolicy: this.contentSecurityPolicy, override: true },
         contentTypeOptions: { override: true },

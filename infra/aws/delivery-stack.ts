@@ -1,5 +1,5 @@
 /**
- * Partner webhook delivery (README: Architecture), settings in `infra/webhook-delivery.ts`:
+ * Partner webhook delivery (README: Architecture), settings in `infra/shared/webhook-delivery.ts`:
  * - the outbox relay: a function on the table's stream, filtered to new pending deliveries, that enqueues them
  *   (partial batch failures; a failing batch is split and retried, then skipped: the sweep relays it);
  * - the outbox sweep: a function an EventBridge rule runs every minute, enqueuing what the relay missed;
@@ -22,8 +22,8 @@ import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { BACKGROUND_TABLE_ACTIONS, queryIndexesOf } from '../table-grants';
-import { DELIVERY_QUEUE, OUTBOX_RELAY, OUTBOX_SWEEP } from '../webhook-delivery';
+import { BACKGROUND_TABLE_ACTIONS, queryIndexesOf } from '../shared/table-grants';
+import { DELIVERY_QUEUE, OUTBOX_RELAY, OUTBOX_SWEEP } from '../shared/webhook-delivery';
 import { acknowledgeFunctionFindings } from './nag-findings';
 import { serviceFunction } from './service-function';
 import { grantTableAccess } from './table-access';

@@ -19,8 +19,8 @@
 import { Schedule } from 'aws-cdk-lib/aws-events';
 import type { IConstruct } from 'constructs';
 import type { Config } from '../../lib/config';
-import type { ConsoleOidcSettings } from '../console-site';
-import { parseRate } from '../schedule';
+import type { ConsoleOidcSettings } from '../shared/console-site';
+import { parseRate } from '../shared/schedule';
 
 export type SettlementCutoff = Config['SETTLEMENT_CUTOFF'];
 
@@ -209,7 +209,7 @@ export function railSettings(scope: IConstruct): RailSettings {
 /**
  * An EventBridge schedule expression, checked as EventBridge checks it (CDK's `Schedule.expression` takes any
  * string, and a bad one would only fail the deploy): `rate(...)` by the rules the local timer shares
- * (`infra/schedule.ts`), or `cron(minutes hours day-of-month month day-of-week year)`.
+ * (`infra/shared/schedule.ts`), or `cron(minutes hours day-of-month month day-of-week year)`.
  */
 export function eventBridgeSchedule(expression: string): Schedule {
   const text = expression.trim();

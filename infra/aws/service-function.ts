@@ -4,7 +4,7 @@
  * function shares (`SVC_RUNTIME=aws`, Powertools' service name and log level, source maps). Grants are the
  * caller's business.
  *
- * The code is bundled by `../build-function.ts` with `../bundling.ts`'s esbuild options (the ones `npm run
+ * The code is bundled by `../build/build-function.ts` with `../build/bundling.ts`'s esbuild options (the ones `npm run
  * bundle-report` measures), whose plugin keeps only Stripe's core and the resources in `STRIPE_RESOURCES`: a
  * plugin the esbuild CLI that NodejsFunction runs cannot take. So the asset is staged as NodejsFunction stages
  * its own: `Code.fromAsset` of the project with local bundling and the hash of the output, offline, no Docker.
@@ -44,7 +44,7 @@ class LocalFunctionBuild implements ILocalBundling {
       cpSync(cached, outputDir, { recursive: true });
       return true;
     }
-    const build = spawnSync(process.execPath, ['--import', 'tsx', 'infra/build-function.ts', this.functionName, outputDir], {
+    const build = spawnSync(process.execPath, ['--import', 'tsx', 'infra/build/build-function.ts', this.functionName, outputDir], {
       cwd: projectRoot,
       stdio: 'inherit',
     });

@@ -3,7 +3,7 @@
  * docs/deploy.md): the app (`app.ts`) and the infra tests build the same thing.
  */
 import { Annotations, type App } from 'aws-cdk-lib';
-import { CONSOLE_DIST } from '../console-build';
+import { CONSOLE_DIST } from '../shared/console-build';
 import { ApiStack } from './api-stack';
 import { ConsoleStack } from './console-stack';
 import { DeliveryStack } from './delivery-stack';

@@ -17,7 +17,7 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { SettlementSettings } from './deploy-settings';
 import { SETTLEMENT_RUN_TIMEOUT_SECONDS } from '../../lib/routes';
-import { BACKGROUND_TABLE_ACTIONS } from '../table-grants';
+import { BACKGROUND_TABLE_ACTIONS } from '../shared/table-grants';
 import { pagingAlarm, serviceMetric } from './alarms';
 import { acknowledgeFunctionFindings } from './nag-findings';
 import { serviceFunction } from './service-function';

@@ -3,7 +3,7 @@
  * `lib/store/table.ts`, TTL, point-in-time recovery, deletion protection, and its stream of new images, which
  * the outbox relay reads) and the KMS key that envelope-encrypts the secrets stored in it; the Secrets Manager
  * secrets holding the processor keys, the payout rails' keys and the key that seals paging cursors; the partner webhook delivery
- * queue and its dead-letter queue (settings in `infra/webhook-delivery.ts`); the SNS topic every alarm notifies.
+ * queue and its dead-letter queue (settings in `infra/shared/webhook-delivery.ts`); the SNS topic every alarm notifies.
  *
  * By stage (`infra/aws/deploy-settings.ts`): in `prod` the table (with deletion protection), the key, the secrets and
  * the dead letters are retained when the stack is deleted; in `dev` they go with it.
@@ -18,7 +18,7 @@ import { type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { Stage } from './deploy-settings';
 import { GLOBAL_INDEXES, PARTITION_KEY, SORT_KEY, STREAM_VIEW_TYPE, TTL_ATTRIBUTE } from '../../lib/store/table';
-import { DELIVERY_QUEUE } from '../webhook-delivery';
+import { DELIVERY_QUEUE } from '../shared/webhook-delivery';
 
 export interface StatefulStackProps extends StackProps {
   /** Unset: `prod` (a stack built without a stage keeps what production keeps; the app itself requires a stage). */

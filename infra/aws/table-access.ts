@@ -1,10 +1,10 @@
 /**
- * The one mapping from a function's table actions (`table-grants.ts`) to IAM, shared by the API stack (HTTP
+ * The one mapping from a function's table actions (`../shared/table-grants.ts`) to IAM, shared by the API stack (HTTP
  * functions), the delivery stack and the settlement stack (the scheduled run), so a profile means the same everywhere.
  */
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
-import { TABLE_ACCESS, TABLE_QUERY, type TableAccess, type TableAction } from '../table-grants';
+import { TABLE_ACCESS, TABLE_QUERY, type TableAccess, type TableAction } from '../shared/table-grants';
 
 /**
  * Grants `grantee` exactly `access` (a profile, or the action list of a background function) on the table and

@@ -1,7 +1,7 @@
 /**
  * Domain errors: one {@link ServiceError} class carrying the spec's `code` and HTTP `status`, and one factory
  * per code of interface-spec.md (Errors, Authentication) and decisions.md §3. Pure: no I/O, no HTTP types.
- * `lib/http/error-response.ts` is the one place that turns them into response bodies.
+ * `lib/http/response.ts` is the one place that turns them into response bodies.
  */
 
 /** Field-level detail of a VALIDATION_ERROR, exactly the shape of zod's flattened error (spec: Errors). */

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
-/** Where the bundle for AWS puts the viewer's package.json (beside `index.mjs`: `infra/bundling.ts`, FUNCTION_FILES). */
+/** Where the bundle for AWS puts the viewer's package.json (beside `index.mjs`: `infra/build/bundling.ts`, FUNCTION_FILES). */
 export const SCALAR_PACKAGE_FILE = 'scalar-package.json';
 
 let version: string | undefined;

@@ -1,6 +1,6 @@
 /**
  * The payout rails port over HTTP: the rail protocol of docs/rails.md, spoken to the rails configured by
- * environment (`RAIL_A_API_BASE`, `RAIL_B_API_BASE`; locally the sandbox rails of `infra/local/`).
+ * environment (`RAIL_A_API_BASE`, `RAIL_B_API_BASE`; locally the sandbox rails of `infra/local/sandbox/rails/`).
  *
  * What each answer means for the money, and so for the port:
  * - 200 paid: the rail paid, now or earlier under this idempotency key → `paid`;

@@ -1,6 +1,6 @@
 /**
  * The processor port on the real `stripe` SDK. Locally `PROCESSOR_API_BASE` points the SDK at the sandbox
- * processor (`infra/local`); in AWS it is unset and the SDK talks to Stripe. The client is created on first use
+ * processor (`infra/local/sandbox/processor/`); in AWS it is unset and the SDK talks to Stripe. The client is created on first use
  * (the keys may come from Secrets Manager), and again when the secret key changes, so a missing key is reported
  * per request (500 PROCESSOR_KEY_MISSING) rather than as a crash. Every call is bounded by the deadline of the
  * request it serves (`lib/deadline.ts`).

@@ -52,7 +52,7 @@ const indexSchema = (index: IndexDefinition) => ({
 
 /**
  * The table's stream: every change, with the item's new image. The outbox relay reads new pending deliveries
- * from it (functions/outbox-relay.ts; locally infra/local/stream-relay.ts polls DynamoDB Local's stream).
+ * from it (functions/outbox-relay.ts; locally infra/local/delivery/stream-relay.ts polls DynamoDB Local's stream).
  */
 export const STREAM_VIEW_TYPE = 'NEW_IMAGE' as const;
 const streamSpecification: StreamSpecification = { StreamEnabled: true, StreamViewType: STREAM_VIEW_TYPE };

@@ -1,6 +1,6 @@
 /**
  * The delivery queue adapter: SQS `SendMessage` through the AWS SDK, the one adapter used in AWS and locally.
- * Locally `WEBHOOK_QUEUE_URL` points at the runtime's queue front (infra/local/sqs-front.ts), which
+ * Locally `WEBHOOK_QUEUE_URL` points at the runtime's queue front (infra/local/delivery/sqs-front.ts), which
  * speaks SQS's JSON protocol, so the same client code (and the SDK's MD5 check of the body) runs both ways.
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';

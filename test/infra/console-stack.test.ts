@@ -13,10 +13,10 @@ import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CONSOLE_CONTENT_SECURITY_POLICY, consoleContentSecurityPolicy } from '../../infra/console-site';
+import { CONSOLE_CONTENT_SECURITY_POLICY, consoleContentSecurityPolicy } from '../../infra/shared/console-site';
 import { ConsoleStack, ROOT_REDIRECT_FUNCTION, SPA_FALLBACK_FUNCTION } from '../../infra/aws/console-stack';
 import { consoleOidcSettings, type Stage } from '../../infra/aws/deploy-settings';
-import { consoleAsset } from '../../infra/local/console-assets';
+import { consoleAsset } from '../../infra/local/runtime/console-assets';
 import { consoleDistFixture } from '../support/console-dist';
 
 const OIDC = { issuer: 'https://login.example/tenant/', clientId: 'partner-payments-console', scopes: 'openid profile' };

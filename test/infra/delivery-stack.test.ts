@@ -7,7 +7,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { DeliveryStack } from '../../infra/aws/delivery-stack';
 import { StatefulStack } from '../../infra/aws/stateful-stack';
-import { DELIVERY_QUEUE, OUTBOX_RELAY } from '../../infra/webhook-delivery';
+import { DELIVERY_QUEUE, OUTBOX_RELAY } from '../../infra/shared/webhook-delivery';
 
 let stateful: Template;
 let delivery: Template;

@@ -1,6 +1,6 @@
 /**
- * Each function's table actions in AWS are exactly what `infra/table-grants.ts` declares for it: the same list
- * the local runtime holds every invocation to (`infra/local/table-grants.ts`), so what the tests exercise
+ * Each function's table actions in AWS are exactly what `infra/shared/table-grants.ts` declares for it: the same list
+ * the local runtime holds every invocation to (`infra/local/lambda/table-grants.ts`), so what the tests exercise
  * locally is what IAM allows in production, no more (no Scan, no BatchWriteItem, no stream read but the relay's).
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
@@ -9,7 +9,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { addServiceStacks } from '../../infra/aws/service-stacks';
 import { consoleDistFixture } from '../support/console-dist';
 import { fallbackRoute, routes } from '../../lib/routes';
-import { BACKGROUND_TABLE_ACTIONS, QUERY_INDEXES, TABLE_QUERY, tableActionsOf } from '../../infra/table-grants';
+import { BACKGROUND_TABLE_ACTIONS, QUERY_INDEXES, TABLE_QUERY, tableActionsOf } from '../../infra/shared/table-grants';
 
 type Statement = { Action: string | string[]; Resource: unknown };
 

@@ -6,7 +6,7 @@
  * The browser reaches the service through a small proxy standing in for the CloudFront distribution
  * (`startDistribution`): it answers `/admin/config.json` with what the stack writes into the bucket for this
  * provider, and puts the stack's Content-Security-Policy (the provider's origin in `connect-src`) on the console's
- * answers, as the response headers policy does (`infra/console-site.ts` builds both, for the stack and here).
+ * answers, as the response headers policy does (`infra/shared/console-site.ts` builds both, for the stack and here).
  *
  * Checked: Authorization Code + PKCE (S256) with `state` and `nonce`, the code exchanged from the page, the access
  * token kept in sessionStorage and sent as the bearer token that the admin API accepts; a forged `state` and a
@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page, Request } from 'playwright-core';
-import { CONSOLE_CONFIG_PATH, consoleContentSecurityPolicy, consoleRuntimeConfig } from '../../infra/console-site';
+import { CONSOLE_CONFIG_PATH, consoleContentSecurityPolicy, consoleRuntimeConfig } from '../../infra/shared/console-site';
 import { type Browser, launchChromium } from '../support/browser';
 import { buildConsole } from '../support/console-browser';
 import { type FakeOidcProvider, startFakeOidcProvider } from '../support/fake-oidc-provider';

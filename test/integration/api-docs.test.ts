@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { OPENAPI_FILE } from '../../infra/openapi';
+import { OPENAPI_FILE } from '../../infra/openapi/document';
 import { scalarVersion } from '../../lib/http/docs-viewer';
 import { acceptsGzip } from '../../functions/api-docs-script';
 import { TestApi } from '../support/api';

@@ -1,5 +1,5 @@
 /**
- * `npm run backfill:api-keys` (infra/backfill-api-keys.ts) against this run's DynamoDB Local: API keys written as
+ * `npm run backfill:api-keys` (infra/scripts/backfill-api-keys.ts) against this run's DynamoDB Local: API keys written as
  * they were before gsi1 listed them (no gsi1 keys; an id pointer without the key's scope) are listed once by the
  * admin key lists after the backfill, however often it runs, and still work: they authenticate and revoke (with
  * their audit event). The command runs as an operator would run it, in its own process, with the table and
@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { BackfillCounts } from '../../infra/backfill-api-keys';
+import type { BackfillCounts } from '../../infra/scripts/backfill-api-keys';
 import { type KeyScope, generateApiKey, generateHmacSecret, hashApiKey } from '../../lib/auth/credentials';
 import { newId } from '../../lib/domain/ids';
 import { SECRET_PURPOSE, secretBox } from '../../lib/secrets';
@@ -101,7 +101,7 @@ describe('npm run backfill:api-keys', () => {
 
   it('takes --resume with the token a run printed, and refuses a --resume without one', async () => {
     const run = (args: string[]) =>
-      promisify(execFile)(process.execPath, ['--import', 'tsx', 'infra/backfill-api-keys.ts', ...args], { cwd: REPO_ROOT, env: commandEnv(), timeout: 30_000 }).then(
+      promisify(execFile)(process.execPath, ['--import', 'tsx', 'infra/scripts/backfill-api-keys.ts', ...args], { cwd: REPO_ROOT, env: commandEnv(), timeout: 30_000 }).then(
         ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
         (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
       );

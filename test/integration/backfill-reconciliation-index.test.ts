@@ -1,5 +1,5 @@
 /**
- * `npm run backfill:reconciliation-index` (infra/backfill-reconciliation-index.ts) against this run's DynamoDB Local:
+ * `npm run backfill:reconciliation-index` (infra/scripts/backfill-reconciliation-index.ts) against this run's DynamoDB Local:
  * a transaction that waited for the processor before gsi4 existed (pending with an intent, no gsi4 keys) is given its
  * keys and watch once, however often the command runs, so the reconciliation lists it; transactions that no longer
  * wait, or never had an intent, are left alone. Run as an operator would, in its own process, the table and
@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { ReconciliationBackfillCounts } from '../../infra/backfill-reconciliation-index';
+import type { ReconciliationBackfillCounts } from '../../infra/scripts/backfill-reconciliation-index';
 import { nextCheckDue } from '../../lib/domain/reconciliation';
 import { documentClient, tableName } from '../../lib/store/dynamo';
 import { keys, reconciliationShardOf } from '../../lib/store/keys';

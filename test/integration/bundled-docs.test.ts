@@ -1,6 +1,6 @@
 /**
  * The documentation functions as they deploy: their bundles read the files they serve beside
- * themselves (`infra/bundling.ts`, FUNCTION_FILES), so the files must be copied there by the build.
+ * themselves (`infra/build/bundling.ts`, FUNCTION_FILES), so the files must be copied there by the build.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { readFileSync, rmSync } from 'node:fs';
@@ -8,9 +8,9 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { buildFunction, FUNCTION_FILES } from '../../infra/bundling';
+import { buildFunction, FUNCTION_FILES } from '../../infra/build/bundling';
 import { SCALAR_PACKAGE_FILE, scalarVersion } from '../../lib/http/docs-viewer';
-import { OPENAPI_FILE } from '../../infra/openapi';
+import { OPENAPI_FILE } from '../../infra/openapi/document';
 import { httpEvent, lambdaContext } from '../support/events';
 
 /** Inside the project, so the bundles' external `@aws-sdk/*` imports resolve from its node_modules. */

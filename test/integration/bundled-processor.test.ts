@@ -1,5 +1,5 @@
 /**
- * The functions that talk to the card processor, as they deploy: bundled by `infra/bundling.ts` (Stripe's
+ * The functions that talk to the card processor, as they deploy: bundled by `infra/build/bundling.ts` (Stripe's
  * unused resources stubbed out), imported and invoked as Lambda invokes them, against the integration run's
  * sandbox processor and DynamoDB Local. A resource stubbed by mistake throws here, not in production.
  */

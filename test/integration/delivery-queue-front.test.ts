@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { QueueDoesNotExist, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import { LocalDeliveryQueue } from '../../infra/local/delivery-queue';
-import { type SqsFront, startSqsFront } from '../../infra/local/sqs-front';
+import { LocalDeliveryQueue } from '../../infra/local/delivery/queue';
+import { type SqsFront, startSqsFront } from '../../infra/local/delivery/sqs-front';
 import { sqsDeliveryQueue } from '../../lib/webhooks/sqs-queue';
 
 describe('the local queue front (SQS JSON protocol)', () => {

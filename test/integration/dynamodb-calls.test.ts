@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { DYNAMODB_CALLS_HEADER } from '../../infra/local/http-api';
+import { DYNAMODB_CALLS_HEADER } from '../../infra/local/runtime/http-api';
 import { usePartnerSuite } from '../support/api';
 
 const suite = usePartnerSuite();

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { JavaMissingError, startDynamoDbLocal, startSupervisedDynamoDbLocal } from '../../infra/local/dynamodb-local';
+import { JavaMissingError, startDynamoDbLocal, startSupervisedDynamoDbLocal } from '../../infra/local/runtime/dynamodb-local';
 import { freePort } from '../support/ports';
 
 const isAlive = (pid: number) => {
@@ -175,7 +175,7 @@ describe('startDynamoDbLocal', () => {
     // Arrange: a node process that starts DynamoDB Local, says its pid, then throws
     const port = await freePort();
     const script = [
-      "const { startDynamoDbLocal } = await import('./infra/local/dynamodb-local.ts');",
+      "const { startDynamoDbLocal } = await import('./infra/local/runtime/dynamodb-local.ts');",
       `const dynamo = await startDynamoDbLocal({ port: ${port} });`,
       "console.log(`java ${dynamo.pid}`);",
       "setTimeout(() => { throw new Error('boom'); }, 0);",

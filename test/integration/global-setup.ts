@@ -6,9 +6,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { startDynamoDbLocal, type DynamoDbLocal } from '../../infra/local/dynamodb-local';
-import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/processor-sandbox';
-import { type RailsSandbox, SANDBOX_RAIL_KEYS, startRailsSandbox } from '../../infra/local/rails-sandbox';
+import { startDynamoDbLocal, type DynamoDbLocal } from '../../infra/local/runtime/dynamodb-local';
+import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/sandbox/processor';
+import { type RailsSandbox, SANDBOX_RAIL_KEYS, startRailsSandbox } from '../../infra/local/sandbox/rails';
 import { ensureTable } from '../../lib/store/table';
 import { freePort } from '../support/ports';
 

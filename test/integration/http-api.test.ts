@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connect } from 'node:net';
 import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
-import { startHttpApi, type HttpApi } from '../../infra/local/http-api';
+import { startHttpApi, type HttpApi } from '../../infra/local/runtime/http-api';
 import { dynamoClient, tableName } from '../../lib/store/dynamo';
 import { ensureTable, GLOBAL_INDEXES } from '../../lib/store/table';
 

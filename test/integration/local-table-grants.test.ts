@@ -1,15 +1,15 @@
 /**
- * Locally, a function's DynamoDB call that its AWS grant (infra/table-grants.ts) does not cover fails as IAM would
- * fail it (infra/local/table-grants.ts), against the integration run's DynamoDB Local; calls outside any invocation
+ * Locally, a function's DynamoDB call that its AWS grant (infra/shared/table-grants.ts) does not cover fails as IAM would
+ * fail it (infra/local/lambda/table-grants.ts), against the integration run's DynamoDB Local; calls outside any invocation
  * (a test's setup) are not checked.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { DescribeTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { invokeFunction } from '../../infra/local/lambda-adapter';
-import { enforceTableGrants } from '../../infra/local/table-grants';
-import { actionsOfRequest } from '../../infra/table-grants';
+import { invokeFunction } from '../../infra/local/lambda/adapter';
+import { enforceTableGrants } from '../../infra/local/lambda/table-grants';
+import { actionsOfRequest } from '../../infra/shared/table-grants';
 import { config } from '../../lib/config';
 import { tableName } from '../../lib/store/dynamo';
 import { TestApi } from '../support/api';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import Stripe from 'stripe';
-import { startDynamoDbLocal } from '../../infra/local/dynamodb-local';
+import { startDynamoDbLocal } from '../../infra/local/runtime/dynamodb-local';
 import { newId } from '../../lib/domain/ids';
 import { putNewDelivery } from '../../lib/store/deliveries';
 import { pendingDelivery } from '../support/deliveries';

@@ -1,6 +1,6 @@
 /**
  * Crash-safe delivery: a pending delivery written to the table reaches the delivery queue's consumer
- * even if the process dies between the write and the enqueue. The local pipeline (infra/local/delivery-pipeline.ts:
+ * even if the process dies between the write and the enqueue. The local pipeline (infra/local/delivery/pipeline.ts:
  * stream relay, sweep, queue with its SQS front) runs against the integration run's DynamoDB Local, with the
  * real relay and sweep handlers sending through the real SQS client, and a stub consumer that finishes the
  * deliveries it receives (as the real one does on success).
@@ -13,8 +13,8 @@ import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { createHandler as createRelayHandler } from '../../functions/outbox-relay';
 import { createHandler as createSweepHandler } from '../../functions/outbox-sweep';
-import { type DeliveryPipeline, startDeliveryPipeline } from '../../infra/local/delivery-pipeline';
-import { DELIVERY_QUEUE } from '../../infra/webhook-delivery';
+import { type DeliveryPipeline, startDeliveryPipeline } from '../../infra/local/delivery/pipeline';
+import { DELIVERY_QUEUE } from '../../infra/shared/webhook-delivery';
 import { newId } from '../../lib/domain/ids';
 import type { WebhookDelivery } from '../../lib/domain/webhooks';
 import { putNewDelivery } from '../../lib/store/deliveries';

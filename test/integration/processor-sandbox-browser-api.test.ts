@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type Stripe from 'stripe';
-import type { ProcessorSandbox, SandboxEvent } from '../../infra/local/processor-sandbox';
+import type { ProcessorSandbox, SandboxEvent } from '../../infra/local/sandbox/processor';
 import { deliveryOf, sdk, startReceiver, startSandboxFor, type Receiver } from '../support/processor-sandbox';
 
 const SECRET_KEY = 'sk_test_browser_api_0123456789';

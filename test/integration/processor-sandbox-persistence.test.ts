@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/processor-sandbox';
+import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/sandbox/processor';
 import { freePort } from '../support/ports';
 import { deliveryOf, runModule, sdk, startReceiver, waitFor } from '../support/processor-sandbox';
 
@@ -155,7 +155,7 @@ describe('the processor sandbox on a state directory', () => {
     const child = await runModule(
       `
       import Stripe from 'stripe';
-      import { startProcessorSandbox } from './infra/local/processor-sandbox';
+      import { startProcessorSandbox } from './infra/local/sandbox/processor/index.ts';
       const sandbox = await startProcessorSandbox({
         port: ${port}, host: '127.0.0.1', secretKey: '${SECRET_KEY}', publishableKey: 'pk_test_persistence', webhookSecret: '${WEBHOOK_SECRET}',
         webhookUrl: '${webhookUrl}', retryDelaysMs: [], stateDir: ${JSON.stringify(stateDir)},

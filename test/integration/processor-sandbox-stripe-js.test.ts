@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { Page, Request } from 'playwright-core';
 import type Stripe from 'stripe';
-import type { ProcessorSandbox } from '../../infra/local/processor-sandbox';
+import type { ProcessorSandbox } from '../../infra/local/sandbox/processor';
 import { type Browser, launchChromium } from '../support/browser';
 import { freePort } from '../support/ports';
 import { deliveryOf, sdk, startReceiver, startSandboxFor, type Receiver } from '../support/processor-sandbox';

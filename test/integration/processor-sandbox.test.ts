@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Stripe from 'stripe';
-import { startProcessorSandbox, type ProcessorSandbox, type SandboxEvent } from '../../infra/local/processor-sandbox';
+import { startProcessorSandbox, type ProcessorSandbox, type SandboxEvent } from '../../infra/local/sandbox/processor';
 import { freePort } from '../support/ports';
 import { deliveryOf, failure, runModule, sdk as sandboxSdk, startReceiver, waitFor, type Receiver } from '../support/processor-sandbox';
 
@@ -714,7 +714,7 @@ describe('webhook delivery retries', () => {
       `
       import { createServer } from 'node:http';
       import Stripe from 'stripe';
-      import { startProcessorSandbox } from './infra/local/processor-sandbox';
+      import { startProcessorSandbox } from './infra/local/sandbox/processor/index.ts';
       const receiver = createServer((req, res) => { req.resume(); req.on('end', () => res.writeHead(503).end()); });
       await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
       const sandbox = await startProcessorSandbox({

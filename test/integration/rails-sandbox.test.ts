@@ -1,5 +1,5 @@
 /**
- * The sandbox rails (infra/local/rails-sandbox.ts) driven over HTTP through the service's own adapter
+ * The sandbox rails (infra/local/sandbox/rails/index.ts) driven over HTTP through the service's own adapter
  * (lib/payouts/http-rails.ts), as the pay use case drives them: the rail protocol of docs/rails.md, the control
  * routes of decisions.md §1, idempotency under concurrency and across a restart.
  */
@@ -10,9 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startRailsSandbox, type RailsSandbox } from '../../infra/local/rails-sandbox';
-import { RailsApi } from '../../infra/local/rails-sandbox-api';
-import { RailLedger } from '../../infra/local/rails-sandbox-ledger';
+import { startRailsSandbox, type RailsSandbox } from '../../infra/local/sandbox/rails';
+import { RailsApi } from '../../infra/local/sandbox/rails/api';
+import { RailLedger } from '../../infra/local/sandbox/rails/ledger';
 import { runWithDeadline } from '../../lib/deadline';
 import { currencyCode } from '../../lib/domain/money';
 import { createHttpRails } from '../../lib/payouts/http-rails';

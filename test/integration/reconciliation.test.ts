@@ -19,8 +19,8 @@ import { WebhookReceiver } from '../support/webhook-receiver';
 const world = await useDeliveryWorld('recon');
 const { sandbox, stripe } = world;
 const { createHandler } = await import('../../functions/reconciliation-scheduled');
-const { invokeFunction } = await import('../../infra/local/lambda-adapter');
-const { enforceTableGrants } = await import('../../infra/local/table-grants');
+const { invokeFunction } = await import('../../infra/local/lambda/adapter');
+const { enforceTableGrants } = await import('../../infra/local/lambda/table-grants');
 const { reconciliationDeps } = await import('../../lib/adapters/reconciliation');
 const { getTransaction } = await import('../../lib/store/transactions');
 const { documentClient, dynamoClient, tableName } = await import('../../lib/store/dynamo');
@@ -50,7 +50,7 @@ afterAll(async () => {
 
 /**
  * A reconciliation run as the schedule invokes it (a Lambda context with its deadline, and the function's table grants
- * enforced as IAM would: infra/local/table-grants.ts), `minutesLater` (default 11: every first look is due), seeing
+ * enforced as IAM would: infra/local/lambda/table-grants.ts), `minutesLater` (default 11: every first look is due), seeing
  * only the transactions `only` names among those due (the file's table is shared by its tests, so counts are exact).
  */
 const reconcile = (only: readonly string[], options: { minutesLater?: number; giveUpAfterMs?: number } = {}): Promise<Report> => {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startService, stopService, type ServiceProcess } from '../../infra/local/service-process';
+import { startService, stopService, type ServiceProcess } from '../../infra/local/runtime/service-process';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { loadConfig } from '../../lib/config';
 import { buildConsole, type ConsoleBrowser, openConsoleBrowser, signIn } from '../support/console-browser';

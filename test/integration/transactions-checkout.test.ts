@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import Stripe from 'stripe';
 import type { Processor } from '../../lib/use-cases/ports/processor';
-import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/processor-sandbox';
+import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/sandbox/processor';
 import { freePort } from '../support/ports';
 
 const SECRET_KEY = 'sk_test_checkout_suite';

@@ -1,6 +1,6 @@
 /**
  * Crash-safe delivery, end to end over HTTP, through the real pipeline as `npm start` composes it
- * (infra/local/runtime.ts): a sandbox processor whose signed events go to this file's HTTP API, the processor
+ * (infra/local/runtime/runtime.ts): a sandbox processor whose signed events go to this file's HTTP API, the processor
  * webhook handler, the table's stream read by the stream relay, the local queue behind its SQS front (the
  * service's own SQS client sends to it), the real consumer (functions/webhook-delivery.ts), and partner
  * endpoints that are real HTTP servers on 127.0.0.1.
@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac, randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { type ProcessorEvent, signatureHeader } from '../../infra/local/processor-sandbox';
+import { type ProcessorEvent, signatureHeader } from '../../infra/local/sandbox/processor';
 import type { PartnerCredentials, TestApi as TestApiType } from '../support/api';
 import { sleep, until, useDeliveryWorld } from '../support/delivery-world';
 import { type ReceivedWebhook, WebhookReceiver } from '../support/webhook-receiver';

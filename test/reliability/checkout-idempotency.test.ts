@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyResultV2 } from 'aws-lambda';
 import type { ApiResponse as Response, PartnerCredentials as Credentials, TestApi as Api } from '../support/api';
-import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/processor-sandbox';
+import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/sandbox/processor';
 import { freePort } from '../support/ports';
 
 const SECRET_KEY = 'sk_test_reliability_checkout';
@@ -301,7 +301,7 @@ describe('faults between the processor call and the transaction write, then a re
     ];
     const child = startChild(
       `
-      import { invokeFunction } from './infra/local/lambda-adapter.ts';
+      import { invokeFunction } from './infra/local/lambda/adapter.ts';
       import { createHandler } from './functions/transactions-checkout-intent.ts';
       import { transactionDeps } from './lib/adapters/transactions.ts';
       const doomed = process.env.RELIABILITY_DOOMED_REFERENCE;

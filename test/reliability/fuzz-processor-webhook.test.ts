@@ -30,7 +30,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { signatureHeader } from '../../infra/local/processor-sandbox-events';
+import { signatureHeader } from '../../infra/local/sandbox/processor/events';
 import { PARTNER_EVENTS } from '../../lib/domain/webhooks';
 import { TestApi, type PartnerCredentials } from '../support/api';
 import { answerProblem, assertThat, fuzzParameters, send, type Answer } from '../support/fuzz-http';

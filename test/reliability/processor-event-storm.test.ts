@@ -16,7 +16,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Transaction } from '../../lib/domain/transaction';
 import type { WebhookDelivery } from '../../lib/domain/webhooks';
-import { randomId } from '../../infra/local/processor-sandbox-events';
+import { randomId } from '../../infra/local/sandbox/processor/events';
 import { usePartnerSuite } from '../support/api';
 import { deliveriesOf, dispute, eventBody, intentObject, pendingTransaction, putWebhookEndpoint, refundedCharge, signed } from '../support/processor-events';
 import { finalOf, type MovedTo, pathOf } from '../support/reliability-lifecycle';

@@ -15,7 +15,7 @@
  * process dies holding the claim (test/integration/settlement-crashes.test.ts).
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { type RailsSandbox, SANDBOX_RAIL_KEYS, startRailsSandbox } from '../../infra/local/rails-sandbox';
+import { type RailsSandbox, SANDBOX_RAIL_KEYS, startRailsSandbox } from '../../infra/local/sandbox/rails';
 import type { ApiResponse as Response, PartnerCredentials as Credentials } from '../support/api';
 import { freePort } from '../support/ports';
 

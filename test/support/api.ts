@@ -4,7 +4,7 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll } from '@jest/globals';
-import { startHttpApi, type HttpApi } from '../../infra/local/http-api';
+import { startHttpApi, type HttpApi } from '../../infra/local/runtime/http-api';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { config } from '../../lib/config';
 import { contractViolation } from './contract';

@@ -1,5 +1,5 @@
 /**
- * Bundles built as they deploy (`infra/bundling.ts`, Stripe trimmed), then imported as Lambda imports them. They
+ * Bundles built as they deploy (`infra/build/bundling.ts`, Stripe trimmed), then imported as Lambda imports them. They
  * are written under `.data/test-bundles/<random>/`, inside the project, so that their `@aws-sdk/*` imports
  * (external: the Lambda runtime provides them) resolve from its node_modules. `remove()` deletes them.
  */
@@ -8,7 +8,7 @@ import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Plugin } from 'esbuild';
-import { bundle, buildFunction, esbuildOptions } from '../../infra/bundling';
+import { bundle, buildFunction, esbuildOptions } from '../../infra/build/bundling';
 
 export interface TestBundles {
   /** `functions/<name>.ts` bundled and imported: the module Lambda loads (its `handler`). */

@@ -10,7 +10,7 @@ import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { consoleBuildIsFresh, ensureConsoleBuilt } from '../../infra/console-build';
+import { consoleBuildIsFresh, ensureConsoleBuilt } from '../../infra/shared/console-build';
 import type { TestApi } from './api';
 import { type Browser, launchChromium } from './browser';
 

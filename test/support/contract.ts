@@ -1,5 +1,5 @@
 /**
- * Holds an answer of the service to its documented contract (the OpenAPI document, `infra/openapi.ts`): a status
+ * Holds an answer of the service to its documented contract (the OpenAPI document, `infra/openapi/document.ts`): a status
  * the operation documents; a success body its zod response schema accepts; an error in the spec's body (with
  * `details` for VALIDATION_ERROR), with a code the route documents, under that code's status; and the headers
  * that tell a caller what to do (`Retry-After`, `Idempotent-Replayed`, `Allow`) only where the document names
@@ -7,7 +7,7 @@
  */
 import type { RouteContract } from '../../lib/http/chain';
 import { ErrorBody, errorBodyOf } from '../../lib/http/response-schemas';
-import { buildOpenApiDocument, errorCatalog, loadContracts, routeErrorCodes } from '../../infra/openapi';
+import { buildOpenApiDocument, errorCatalog, loadContracts, routeErrorCodes } from '../../infra/openapi/document';
 import { resolveRoute } from '../../lib/routes';
 
 let contracts: Promise<Map<string, RouteContract>> | undefined;

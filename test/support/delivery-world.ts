@@ -1,6 +1,6 @@
 /**
  * A world of its own for a test file that follows payments through the real pipeline as `npm start` composes it
- * (infra/local/runtime.ts): a sandbox processor whose signed events go to the file's HTTP API, the processor
+ * (infra/local/runtime/runtime.ts): a sandbox processor whose signed events go to the file's HTTP API, the processor
  * webhook handler, the table's stream read by the stream relay, the local queue behind its SQS front, the real
  * consumer (functions/webhook-delivery.ts), and partner endpoints that are real HTTP servers on 127.0.0.1.
  *
@@ -16,10 +16,10 @@ import { afterAll, beforeAll } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import Stripe from 'stripe';
-import type { SqsConsumer } from '../../infra/local/delivery-queue';
-import { type DeliveryPipeline, startDeliveryPipeline, type SweepHandler } from '../../infra/local/delivery-pipeline';
-import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/processor-sandbox';
-import type { StreamHandler } from '../../infra/local/stream-relay';
+import type { SqsConsumer } from '../../infra/local/delivery/queue';
+import { type DeliveryPipeline, startDeliveryPipeline, type SweepHandler } from '../../infra/local/delivery/pipeline';
+import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/sandbox/processor';
+import type { StreamHandler } from '../../infra/local/delivery/stream-relay';
 import { ensureTable } from '../../lib/store/table';
 import type { TestApi } from './api';
 import { freePort } from './ports';

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { SANDBOX_API_VERSION } from '../../infra/local/processor-sandbox-events';
+import { SANDBOX_API_VERSION } from '../../infra/local/sandbox/processor/events';
 import { jsonValue, oddString, serialize, type Json, type JsonObject } from './fuzz-json';
 import { ALLOWED_MOVES as LIFECYCLE_MOVES, type Said } from './reliability-lifecycle';
 

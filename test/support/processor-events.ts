@@ -1,11 +1,11 @@
 /**
  * Processor events for tests: Stripe-shaped events built and signed exactly as the sandbox processor builds and
- * signs them (`infra/local/processor-sandbox-events.ts`), and the table items a test arranges or inspects
+ * signs them (`infra/local/sandbox/processor/events.ts`), and the table items a test arranges or inspects
  * around them (transactions with an intent, webhook endpoints, deliveries, processed-event records).
  */
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { randomId, SANDBOX_API_VERSION, signatureHeader } from '../../infra/local/processor-sandbox-events';
+import { randomId, SANDBOX_API_VERSION, signatureHeader } from '../../infra/local/sandbox/processor/events';
 import { config } from '../../lib/config';
 import { newId } from '../../lib/domain/ids';
 import { currencyCode } from '../../lib/domain/money';

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import Stripe from 'stripe';
-import { type ProcessorSandbox, startProcessorSandbox } from '../../infra/local/processor-sandbox';
+import { type ProcessorSandbox, startProcessorSandbox } from '../../infra/local/sandbox/processor';
 import { freePort } from './ports';
 
 export interface Delivery {

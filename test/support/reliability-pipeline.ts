@@ -11,9 +11,9 @@
 import { afterAll, beforeAll, expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { DeliveryPipeline, SweepHandler } from '../../infra/local/delivery-pipeline';
-import type { SqsConsumer } from '../../infra/local/delivery-queue';
-import type { StreamHandler } from '../../infra/local/stream-relay';
+import type { DeliveryPipeline, SweepHandler } from '../../infra/local/delivery/pipeline';
+import type { SqsConsumer } from '../../infra/local/delivery/queue';
+import type { StreamHandler } from '../../infra/local/delivery/stream-relay';
 import type { BreakerSettings } from '../../lib/domain/endpoint-breaker';
 import { ensureTable } from '../../lib/store/table';
 import type { PartnerCredentials, TestApi } from './api';
@@ -65,7 +65,7 @@ export async function useReliabilityPipeline(options: ReliabilityPipelineOptions
   await ensureTable(setupClient, tableName);
 
   const { TestApi: Api } = await import('./api');
-  const { startDeliveryPipeline } = await import('../../infra/local/delivery-pipeline');
+  const { startDeliveryPipeline } = await import('../../infra/local/delivery/pipeline');
   const { createHandler } = await import('../../functions/webhook-delivery');
   const { webhookDeliveryDeps } = await import('../../lib/adapters/webhook-deliveries');
   const { createHttpSender } = await import('../../lib/webhooks/http-sender');

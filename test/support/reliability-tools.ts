@@ -11,7 +11,7 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 export const times = <T>(count: number, make: (index: number) => Promise<T>): Promise<T[]> =>
   Promise.all(Array.from({ length: count }, (_, index) => make(index)));
 
-export { seededRandom } from '../../infra/local/seeded-random';
+export { seededRandom } from './seeded-random';
 
 /** A shuffled copy (Fisher-Yates over `random`). */
 export function shuffled<T>(items: readonly T[], random: () => number): T[] {

@@ -1,5 +1,5 @@
 /**
- * The bundles leave `@aws-sdk/*` to the Lambda runtime (`infra/bundling.ts`), and the tests resolve those imports
+ * The bundles leave `@aws-sdk/*` to the Lambda runtime (`infra/build/bundling.ts`), and the tests resolve those imports
  * from node_modules instead, so a package the runtime does not ship would pass every test and fail only in AWS,
  * at the cold start. Static and cheap: the code of `lib/` and `functions/` is read for the packages it imports
  * at run time (type-only imports are erased), each one held to what the runtime provides.
@@ -8,7 +8,7 @@ import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { transformSync } from 'esbuild';
-import { PROJECT_ROOT, RUNTIME_SDK_PACKAGE } from '../../infra/bundling';
+import { PROJECT_ROOT, RUNTIME_SDK_PACKAGE } from '../../infra/build/bundling';
 
 /** The `.ts` files under `dir`, by their paths from the project root. */
 const sourceFiles = (dir: string): string[] =>
@@ -50,7 +50,7 @@ describe('the AWS SDK packages the functions import (external: the Lambda runtim
 
     const refused = [...imports].flatMap(([name, files]) => {
       const where = `${name} (imported by ${[...new Set(files)].join(', ')})`;
-      if (!RUNTIME_SDK_PACKAGE.test(name)) return [`${where}: not a package the Lambda runtime provides (RUNTIME_SDK_PACKAGE in infra/bundling.ts)`];
+      if (!RUNTIME_SDK_PACKAGE.test(name)) return [`${where}: not a package the Lambda runtime provides (RUNTIME_SDK_PACKAGE in infra/build/bundling.ts)`];
       if (!(name in manifest.dependencies)) return [`${where}: not in package.json's dependencies`];
       const { version, repository } = installed(name);
       if (!version.startsWith('3.') || !repository?.url?.includes('aws/aws-sdk-js-v3')) return [`${where}: ${version} is no release of the AWS SDK v3`];

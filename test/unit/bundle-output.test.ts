@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { bundle, buildFunction, esbuildOptions, PROJECT_ROOT } from '../../infra/bundling';
+import { bundle, buildFunction, esbuildOptions, PROJECT_ROOT } from '../../infra/build/bundling';
 
 /** One directory inside the project (as `cdk.out` is) and one deeper outside it (as a temporary staging one). */
 const insideProject = join(PROJECT_ROOT, '.data', `bundle-output-${randomUUID()}`);

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { type Clock, type DeadLetter, LocalDeliveryQueue, md5Hex, type SqsConsumer } from '../../infra/local/delivery-queue';
+import { type Clock, type DeadLetter, LocalDeliveryQueue, md5Hex, type SqsConsumer } from '../../infra/local/delivery/queue';
 
 class TestClock implements Clock {
   private time = 1_700_000_000_000;

@@ -5,7 +5,7 @@
  * only a body that verifies and is not a JSON event is INVALID_WEBHOOK_JSON (decisions.md §3).
  */
 import { describe, expect, it } from '@jest/globals';
-import { signatureHeader } from '../../infra/local/processor-sandbox-events';
+import { signatureHeader } from '../../infra/local/sandbox/processor/events';
 import { verifyStripeEvent } from '../../lib/processor/events';
 
 const SECRET = 'whsec_unit_signature_faults';

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from '@jest/globals';
-import { toHttpApiEvent, writeLambdaResult } from '../../infra/local/lambda-adapter';
+import { toHttpApiEvent, writeLambdaResult } from '../../infra/local/lambda/adapter';
 import { toHttpResponse } from '../../lib/http/response';
 
 const request = (overrides: Partial<Parameters<typeof toHttpApiEvent>[0]> = {}) => ({

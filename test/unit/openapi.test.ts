@@ -1,13 +1,13 @@
 /**
- * The OpenAPI document: built from the route table and each route's own contract (`infra/openapi.ts`),
+ * The OpenAPI document: built from the route table and each route's own contract (`infra/openapi/document.ts`),
  * valid OpenAPI 3.1 by a maintained validator, one operation per route and no other, and `docs/openapi.json`
  * (what the service serves) exactly what the code builds today.
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { buildOpenApiDocument, errorCatalog, loadContracts, OPENAPI_FILE, routeErrorCodes, serializeOpenApi } from '../../infra/openapi';
-import { API_MARKDOWN_FILE, renderApiMarkdown } from '../../infra/openapi-markdown';
+import { buildOpenApiDocument, errorCatalog, loadContracts, OPENAPI_FILE, routeErrorCodes, serializeOpenApi } from '../../infra/openapi/document';
+import { API_MARKDOWN_FILE, renderApiMarkdown } from '../../infra/openapi/markdown';
 import { routes } from '../../lib/routes';
 
 let document: Record<string, unknown>;

@@ -6,9 +6,9 @@ import { describe, expect, it } from '@jest/globals';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBRecord } from 'aws-lambda';
 import { createHandler } from '../../functions/outbox-relay';
-import { lambdaContext } from '../../infra/local/lambda-adapter';
-import { matches } from '../../infra/local/stream-relay';
-import { OUTBOX_RELAY } from '../../infra/webhook-delivery';
+import { lambdaContext } from '../../infra/local/lambda/adapter';
+import { matches } from '../../infra/local/delivery/stream-relay';
+import { OUTBOX_RELAY } from '../../infra/shared/webhook-delivery';
 import type { DeliveryMessage, DeliveryQueue } from '../../lib/webhooks/queue';
 
 const context: Context = lambdaContext('outbox-relay', 30_000);

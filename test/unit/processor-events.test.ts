@@ -4,7 +4,7 @@
  * charge's refunds, or a dispute, every amount in the currency's ISO minor units.
  */
 import { describe, expect, it } from '@jest/globals';
-import { signatureHeader } from '../../infra/local/processor-sandbox-events';
+import { signatureHeader } from '../../infra/local/sandbox/processor/events';
 import { intentOutcomeEvent } from '../../lib/processor/event-objects';
 import { verifyStripeEvent, toProcessorEvent } from '../../lib/processor/events';
 

@@ -3,9 +3,9 @@
  * hashes, `[]` and indexed lists) and Stripe's wording of refusals, without a server.
  */
 import { describe, expect, it } from '@jest/globals';
-import { ApiError } from '../../infra/local/processor-sandbox-errors';
-import { canonical, parseForm } from '../../infra/local/processor-sandbox-form';
-import { Params } from '../../infra/local/processor-sandbox-params';
+import { ApiError } from '../../infra/local/sandbox/processor/errors';
+import { canonical, parseForm } from '../../infra/local/sandbox/processor/form';
+import { Params } from '../../infra/local/sandbox/processor/params';
 
 /** The Stripe error body a call is refused with. */
 function refusal(call: () => unknown): ApiError {

@@ -1,11 +1,11 @@
 /**
- * The local settlement schedule: `SETTLEMENT_SCHEDULE` as EventBridge reads a rate expression (infra/schedule.ts),
- * and the timer that runs the settlement function on it (infra/local/settlement-timer.ts), on jest's fake clock.
+ * The local settlement schedule: `SETTLEMENT_SCHEDULE` as EventBridge reads a rate expression (infra/shared/schedule.ts),
+ * and the timer that runs the settlement function on it (infra/local/runtime/settlement-timer.ts), on jest's fake clock.
  */
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { parseRate } from '../../infra/schedule';
-import { invokeAsScheduled, startRateTimer } from '../../infra/local/settlement-timer';
+import { parseRate } from '../../infra/shared/schedule';
+import { invokeAsScheduled, startRateTimer } from '../../infra/local/runtime/settlement-timer';
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
@@ -188,7 +188,7 @@ describe('invokeAsScheduled', () => {
 
 describe('the local runtime with SETTLEMENT_SCHEDULE', () => {
   it('refuses a schedule it cannot run before it starts anything, saying why', async () => {
-    const { startLocalRuntime } = await import('../../infra/local/runtime');
+    const { startLocalRuntime } = await import('../../infra/local/runtime/runtime');
     const options = {
       httpPort: 1,
       dynamoPort: 1,

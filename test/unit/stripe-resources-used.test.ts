@@ -1,5 +1,5 @@
 /**
- * Every Stripe resource the service's code uses is in STRIPE_RESOURCES (`infra/bundling.ts`): any other is a stub
+ * Every Stripe resource the service's code uses is in STRIPE_RESOURCES (`infra/build/bundling.ts`): any other is a stub
  * in the deployed bundles, which throws the moment it is used. Static and cheap: the files of `lib/` and
  * `functions/` that import `stripe` (types and comments stripped) are read for property chains that reach a
  * resource of a Stripe client (`.paymentIntents.create`, `.issuing.cards`), the resources known from a real client
@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { transformSync } from 'esbuild';
 import Stripe from 'stripe';
-import { keptStripeModules, PROJECT_ROOT, STRIPE_RESOURCES } from '../../infra/bundling';
+import { keptStripeModules, PROJECT_ROOT, STRIPE_RESOURCES } from '../../infra/build/bundling';
 
 const RESOURCES_DIR = join(PROJECT_ROOT, 'node_modules', 'stripe', 'esm', 'resources');
 
@@ -148,7 +148,7 @@ describe('the Stripe resources the service uses', () => {
 
     const missing = uses
       .filter(({ resource }) => !kept.has(resource))
-      .map(({ file, expression, resource }) => `${file} uses .${expression}: Stripe resource ${resource} is not in STRIPE_RESOURCES (infra/bundling.ts)`);
+      .map(({ file, expression, resource }) => `${file} uses .${expression}: Stripe resource ${resource} is not in STRIPE_RESOURCES (infra/build/bundling.ts)`);
 
     // The scan sees the processor adapter's calls: a scan that found nothing would pass whatever the code did.
     expect(stripeFiles.map(({ file }) => file)).toContain('lib/processor/stripe.ts');

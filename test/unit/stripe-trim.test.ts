@@ -1,5 +1,5 @@
 /**
- * The deployed bundles carry Stripe's core only (`infra/bundling.ts`): the SDK as a function bundles it, built
+ * The deployed bundles carry Stripe's core only (`infra/build/bundling.ts`): the SDK as a function bundles it, built
  * with the same esbuild options. The resources the service uses work; every other one is a stub that fails
  * loudly, naming itself and where to add it, the moment anything uses it.
  */
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type StripeSdk from 'stripe';
-import { STRIPE_RESOURCES, trimStripe } from '../../infra/bundling';
+import { STRIPE_RESOURCES, trimStripe } from '../../infra/build/bundling';
 import { testBundles } from '../support/bundles';
 
 type Bundled = { Stripe: typeof StripeSdk };
@@ -15,7 +15,7 @@ type Bundled = { Stripe: typeof StripeSdk };
 /** The SDK as a function's bundle has it. */
 const SDK_MODULE = "export { default as Stripe } from 'stripe';";
 const notBundled = (resource: string) =>
-  `Stripe resource ${resource} is not bundled in this function: add it to STRIPE_RESOURCES in infra/bundling.ts`;
+  `Stripe resource ${resource} is not bundled in this function: add it to STRIPE_RESOURCES in infra/build/bundling.ts`;
 
 const bundles = testBundles();
 let Stripe: typeof StripeSdk;

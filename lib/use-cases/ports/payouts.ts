@@ -2,7 +2,7 @@
  * The payout rails port (interface-spec.md POST /settlements/pay; decisions.md §7): what the settlement use case
  * needs from a rail, and nothing about how it is reached. Rail A pays GBP, EUR and USD; rail B every other
  * currency. The adapter behind it (`lib/payouts/http-rails.ts`) speaks the rail protocol of docs/rails.md
- * over HTTP: to the rails configured by environment in AWS, to the sandbox rails of `infra/local/` locally.
+ * over HTTP: to the rails configured by environment in AWS, to the sandbox rails of `infra/local/sandbox/rails/` locally.
  *
  * Idempotency: the use case passes the batch id as `idempotencyKey`, on every attempt of that batch. A rail
  * that already paid under a key answers that same paid transfer again and pays nothing more; a failed attempt

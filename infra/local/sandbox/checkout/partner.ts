@@ -8,7 +8,7 @@
 import * as z from 'zod';
 import { signBody } from '../../../../lib/auth/credentials';
 import { PARTNER_EVENTS } from '../../../../lib/domain/webhooks';
-import { readStateFile, StateFile } from '../../state-file';
+import { readStateFile, StateFile } from '../state-file';
 
 export const SANDBOX_MERCHANT = 'sandbox-merchant';
 const PARTNER_NAME = 'Sandbox checkout';
