@@ -8,11 +8,18 @@
  * holds no message at all, delayed, visible or being consumed (a retry, a breaker's wake, a duplicate are all
  * messages, and a consumer batch's messages stay in the queue until it returns); and no named delivery is still
  * pending. From then on nothing can send another attempt but a new write, so call it after the test's last action
- * has been answered.
+ * has been answered. (A delivery written before the pipeline started never reaches the stream relay, only the
+ * sweep: this is not the wait for it.)
  */
-import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import type { DeliveryPipeline, SweepHandler } from '../../infra/local/delivery-pipeline';
-import type { StreamHandler } from '../../infra/local/stream-relay';
+import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+
+// The shapes this file needs of the local pipeline, written out rather than imported from the local runtime.
+type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<DynamoDBBatchResponse | void | undefined>;
+type Handler<E> = (event: E, context: Context) => Promise<unknown>;
+/** The pipeline, as far as idleness reads it: its queue's counts. */
+export interface WatchedPipeline {
+  queue: { stats(): { depth: number } };
+}
 
 /** A delivery as the admin list shows it: what idleness needs of it. */
 export interface ListedDelivery {
@@ -20,21 +27,21 @@ export interface ListedDelivery {
   status: string;
 }
 
-export interface PipelineWatch {
+export interface PipelineWatch<SweepEvent> {
   /** The relay handler to give the pipeline: `relay`, noting which deliveries it has relayed. */
   relay: StreamHandler;
   /** The sweep handler to give the pipeline: `sweep`, noting when one runs. */
-  sweep: SweepHandler;
+  sweep: Handler<SweepEvent>;
   /**
    * Resolves once the pipeline is idle for the deliveries `listDeliveries` returns (read again on each look);
    * rejects after `timeoutMs`, saying what was still under way.
    */
-  untilIdle(pipeline: DeliveryPipeline, listDeliveries: () => Promise<ListedDelivery[]>, timeoutMs?: number): Promise<void>;
+  untilIdle(pipeline: WatchedPipeline, listDeliveries: () => Promise<ListedDelivery[]>, timeoutMs?: number): Promise<void>;
 }
 
 const deliveryIdOf = (record: DynamoDBRecord) => record.dynamodb?.NewImage?.id?.S;
 
-export function watchPipeline(relay: StreamHandler, sweep: SweepHandler): PipelineWatch {
+export function watchPipeline<SweepEvent>(relay: StreamHandler, sweep: Handler<SweepEvent>): PipelineWatch<SweepEvent> {
   const relayed = new Set<string>();
   let relaying = 0;
   let sweeping = 0;
@@ -54,7 +61,7 @@ export function watchPipeline(relay: StreamHandler, sweep: SweepHandler): Pipeli
       relaying -= 1;
     }
   };
-  const watchedSweep: SweepHandler = async (event, context) => {
+  const watchedSweep: Handler<SweepEvent> = async (event, context) => {
     sweeping += 1;
     try {
       return await sweep(event, context);
