@@ -161,7 +161,8 @@ describe('a partner with three endpoints: A (succeeded), B (succeeded + refunded
     a = await createEndpoint(partner, receiver, '/a', ['transaction_succeeded']);
     b = await createEndpoint(partner, receiver, '/b', ['transaction_succeeded', 'transaction_refunded']);
     c = await createEndpoint(partner, receiver, '/c', ['transaction_failed']);
-  });
+    // Six calls, three of them sealing a secret: on a loaded machine they have taken longer than the default 5 s.
+  }, 20_000);
   afterAll(() => receiver.close());
 
   it('confirming with pm_card_visa: succeeded, fees summing exactly, one webhook each to A and B signed both ways, none to C', async () => {
