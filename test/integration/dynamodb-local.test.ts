@@ -80,7 +80,9 @@ describe('startDynamoDbLocal', () => {
       process.kill(first.pid, 'SIGKILL');
       await second.stop();
       await first.stop();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // The first's report, the event that must come; the second's, had it come, came with its exit, which its
+      // stop() had seen before it returned.
+      await first.crashed;
 
       expect(reported).toEqual(['first: signal SIGKILL']);
       expect(isAlive(first.pid)).toBe(false);

@@ -97,9 +97,25 @@ const deps = (overrides: Partial<Deps> = {}): Deps => ({
   ...overrides,
 });
 
-/** Runs `act` with stdout and stderr captured: the JSON log lines it printed. */
-async function logLinesOf(act: () => Promise<void>): Promise<Array<Record<string, unknown>>> {
+const jsonLinesOf = (chunks: string[]) =>
+  chunks
+    .flatMap((chunk) => chunk.split('\n'))
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+/**
+ * Runs `act` with stdout and stderr captured: the JSON log lines it printed. `act` may wait for a line to be
+ * printed (`logged`), rather than guess how long printing takes.
+ */
+async function logLinesOf(act: (logged: (what: string, matches: (line: Record<string, unknown>) => boolean) => Promise<void>) => Promise<void>): Promise<Array<Record<string, unknown>>> {
   const chunks: string[] = [];
+  const logged = async (what: string, matches: (line: Record<string, unknown>) => boolean) => {
+    const deadline = Date.now() + 5_000;
+    while (!jsonLinesOf(chunks).some(matches)) {
+      if (Date.now() > deadline) throw new Error(`no log line ${what} within 5 s`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
   const capture = (chunk: string | Uint8Array) => {
     chunks.push(String(chunk));
     return true;
@@ -107,15 +123,12 @@ async function logLinesOf(act: () => Promise<void>): Promise<Array<Record<string
   const out = jest.spyOn(process.stdout, 'write').mockImplementation(capture);
   const err = jest.spyOn(process.stderr, 'write').mockImplementation(capture);
   try {
-    await act();
+    await act(logged);
   } finally {
     out.mockRestore();
     err.mockRestore();
   }
-  return chunks
-    .flatMap((chunk) => chunk.split('\n'))
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return jsonLinesOf(chunks);
 }
 
 describe('webhook delivery log keys', () => {
@@ -129,10 +142,9 @@ describe('webhook delivery log keys', () => {
     const unknownId = newId.webhookDelivery();
 
     // Act
-    const lines = await logLinesOf(async () => {
+    const lines = await logLinesOf(async (logged) => {
       const batch = handler(sqsEvent([ofA.id, ofB.id, unknownId]), lambdaContext());
-      await b.receiver.waitForRequests(b.receiver.requests.length + 1);
-      await new Promise((resolve) => setTimeout(resolve, 200)); // B's record finishes and logs
+      await logged(`handling B's record`, (line) => line.message === 'Webhook delivery message handled' && line.deliveryId === ofB.id);
       releaseA();
       expect((await batch).batchItemFailures).toEqual([]);
     });

@@ -113,7 +113,17 @@ describe('npm start, partner webhooks', () => {
       const again = await waitFor(async () => endpoint.received.find((request) => request.headers['x-svc-event-id'] === eventId), 10_000, 'the delivery written before the kill');
       expect(again.body).toBe(payload);
       expect(again.headers['x-svc-signature']).toBe(hexSignature(secret, payload));
-      await new Promise((resolve) => setTimeout(resolve, 6_000)); // a sweep or more later
+      // Then nothing more comes once no delivery of the partner is pending and the queue holds no message (delayed,
+      // visible or being consumed): the sweep lists pending deliveries only, and the stream relay never saw a write
+      // made before it started
+      const restartedApi = serviceClient(restarted);
+      const queueStats = `http://127.0.0.1:${restarted.webhookQueuePort}/stats`;
+      await waitFor(async () => {
+        const listed = await restartedApi.admin('GET', `/admin/partners/${partner.partnerId}/webhook-deliveries?limit=200`);
+        const queue = (await (await fetch(queueStats)).json()) as { depth: number };
+        const pending = (listed.body?.items as Array<{ status: string }> | undefined)?.some((delivery) => delivery.status === 'pending') ?? true;
+        return !pending && queue.depth === 0 ? true : undefined;
+      }, 10_000, 'no pending delivery and an empty queue');
       expect(endpoint.received.filter((request) => request.headers['x-svc-event-id'] === eventId)).toHaveLength(1);
       expect(endpoint.received).toHaveLength(2);
       const deadLetters = await fetch(`http://127.0.0.1:${restarted.webhookQueuePort}/dead-letters`);

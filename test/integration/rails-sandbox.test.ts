@@ -305,24 +305,36 @@ describe('the sandbox rails answering whether a key was paid (findPaid through t
     let saving: () => void = () => undefined;
     const saveStarted = new Promise<void>((resolve) => (saving = resolve));
     const api = new RailsApi({ 'rail-a': KEYS.railA, 'rail-b': KEYS.railB }, ledgers, () => (saving(), held));
-    const server = createHttpServer((req, res) => void api.serve(req, res));
+    // The requests the server has taken in, and those it has answered, in order (their paths)
+    const arrived: string[] = [];
+    const answeredPaths: string[] = [];
+    const server = createHttpServer((req, res) => {
+      arrived.push(req.url ?? '');
+      res.on('finish', () => answeredPaths.push(req.url ?? ''));
+      void api.serve(req, res);
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const rails = createHttpRails({ railABase: `${base}/rail-a`, railBBase: `${base}/rail-b`, loadKeys: railKeysFromEnvironment(KEYS) });
     const request = payout();
+    const lookupPath = `/rail-a/payouts/${request.idempotencyKey}`;
 
     try {
       // Act: the payout is being saved when the lookup arrives
       const paying = rails.pay(request);
       await saveStarted;
-      let answered = false;
-      const lookingUp = rails.findPaid(lookupOf(request)).finally(() => (answered = true));
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      const answeredBeforeRelease = answered;
+      const lookingUp = rails.findPaid(lookupOf(request));
+      while (!arrived.includes(lookupPath)) await new Promise((resolve) => setTimeout(resolve, 5));
+      // A lookup under a key with no payout in flight, sent once the first has arrived, is answered at once: the
+      // first, taken in earlier by the same steps, would have been answered before it had it not waited
+      const unheld = payout();
+      expect(await rails.findPaid(lookupOf(unheld))).toBeNull();
+      const answeredBeforeRelease = answeredPaths.includes(lookupPath);
       release();
 
       // Assert: the lookup waited, then found the payout just made
       const paid = await paying;
+      expect(answeredPaths).toContain(`/rail-a/payouts/${unheld.idempotencyKey}`);
       expect(answeredBeforeRelease).toBe(false);
       expect(await lookingUp).toEqual({ transferId: paid.outcome === 'paid' ? paid.transferId : 'not paid' });
     } finally {

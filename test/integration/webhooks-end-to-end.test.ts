@@ -15,7 +15,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { type ProcessorEvent, signatureHeader } from '../../infra/local/sandbox/processor';
 import type { PartnerCredentials, TestApi as TestApiType } from '../support/api';
-import { sleep, until, useDeliveryWorld } from '../support/delivery-world';
+import { until, useDeliveryWorld } from '../support/delivery-world';
 import { type ReceivedWebhook, WebhookReceiver } from '../support/webhook-receiver';
 
 const world = await useDeliveryWorld('e2e');
@@ -83,14 +83,24 @@ async function deliveriesOf(partner: PartnerCredentials, svcTxId: string, status
   return (listed.body.items as Array<Record<string, any>>).filter((delivery) => delivery.svc_tx_id === svcTxId);
 }
 
-/** Waits until `count` deliveries of the transaction exist and none is pending, then a quiet while (nothing more may arrive). */
+/** Once the pipeline is idle for every delivery of the partner: nothing of theirs relayed, queued or due is left. */
+const partnerIdle = (partner: PartnerCredentials) =>
+  world.untilIdle(async () => {
+    const listed = await api.admin('GET', `/admin/partners/${partner.partnerId}/webhook-deliveries?limit=200`);
+    expect(listed.status).toBe(200);
+    return listed.body.items as Array<{ id: string; status: string }>;
+  });
+
+/**
+ * Waits until `count` deliveries of the transaction exist and none is pending, then until the pipeline is idle:
+ * a duplicate delivery or attempt would have to be on its way then, so what is there now is all there will be.
+ */
 async function deliveriesSettled(partner: PartnerCredentials, svcTxId: string, count: number): Promise<Array<Record<string, any>>> {
   await until(`${count} finished deliveries of ${svcTxId}`, async () => {
     const deliveries = await deliveriesOf(partner, svcTxId);
     return deliveries.length >= count && deliveries.every((delivery) => delivery.status !== 'pending') ? true : undefined;
   });
-  // Longer than a stream poll plus a queue hop plus an attempt: a duplicate would have arrived by now.
-  await sleep(1_000);
+  await partnerIdle(partner);
   return deliveriesOf(partner, svcTxId);
 }
 
@@ -151,7 +161,8 @@ describe('a partner with three endpoints: A (succeeded), B (succeeded + refunded
     a = await createEndpoint(partner, receiver, '/a', ['transaction_succeeded']);
     b = await createEndpoint(partner, receiver, '/b', ['transaction_succeeded', 'transaction_refunded']);
     c = await createEndpoint(partner, receiver, '/c', ['transaction_failed']);
-  });
+    // Six calls, three of them sealing a secret: on a loaded machine they have taken longer than the default 5 s.
+  }, 20_000);
   afterAll(() => receiver.close());
 
   it('confirming with pm_card_visa: succeeded, fees summing exactly, one webhook each to A and B signed both ways, none to C', async () => {
@@ -335,7 +346,9 @@ describe('an endpoint answering 500', () => {
       last_http_status: 500,
       last_error: 'HTTP 500: not a 2xx answer',
     });
-    await sleep(2_500); // past another backoff and a sweep: no fourth attempt comes on its own
+    // No fourth attempt comes on its own: not from a retry message (the queue holds none once idle), not from a sweep
+    await world.sweepNow();
+    await partnerIdle(partner);
     const attempts = requestsAt(receiver, '/failing', svcTxId);
     expect(attempts).toHaveLength(3);
     expect(receiver.requests).toHaveLength(3);
@@ -372,7 +385,7 @@ describe('an endpoint answering 500', () => {
       return found?.status === 'succeeded' ? found : undefined;
     });
     expect(delivered).toMatchObject({ event_id: failed?.event_id, attempts: 1, last_http_status: 200 });
-    await sleep(1_000);
+    await partnerIdle(partner);
     expect(receiver.requests).toHaveLength(4);
     const resentRequest = receiver.requests[3] as ReceivedWebhook;
     expect(resentRequest.body).toBe(attempts[0]?.body);

@@ -44,7 +44,7 @@ const world = await useReliabilityPipeline({
   },
 });
 const { receiver, unprocessed, deliveriesOf, auditOf, succeededPayment } = world;
-const { sleep, until } = await import('../support/reliability-tools');
+const { until } = await import('../support/reliability-tools');
 type Credentials = Awaited<ReturnType<ReturnType<typeof world.api>['createPartner']>>;
 const endpoint = (partner: Credentials, path: string) => world.endpoint(partner, path);
 
@@ -75,10 +75,11 @@ describe('partner endpoints that time out, answer 500 or redirect, beside health
     const bystanderDeliveries = await settled(bystander, 6, 30_000);
     // The hanging endpoint's 9 attempts go one at a time (its breaker's probes), each held for the timeout.
     const troubledDeliveries = await settled(troubled, 12, 75_000);
-    // No attempt comes on its own afterwards: not from a retry message, not from the sweep.
+    // No attempt comes on its own afterwards: not from a retry message (once idle the queue holds none, delayed or
+    // not), not from the sweep.
     const requestsBefore = receiver.requests.length;
     await world.pipeline().sweepNow();
-    await sleep(RETRY_BASE_MS * 4 * 1.2 + 1_000);
+    await world.untilIdle([troubled, bystander]);
 
     // Assert: the bystander's deliveries, and the troubled partner's healthy endpoint: once each, first attempt
     expect(receiver.requests).toHaveLength(requestsBefore);

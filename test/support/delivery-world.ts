@@ -22,11 +22,19 @@ import { startProcessorSandbox, type ProcessorSandbox } from '../../infra/local/
 import type { StreamHandler } from '../../infra/local/delivery/stream-relay';
 import { ensureTable } from '../../lib/store/table';
 import type { TestApi } from './api';
+import { type ListedDelivery, watchPipeline } from './pipeline-idle';
 import { freePort } from './ports';
 
 export interface DeliveryWorld extends Omit<SandboxWorld, 'apiPort'> {
   /** The file's HTTP API (from `beforeAll` on). */
   api(): TestApi;
+  /**
+   * Resolves once the pipeline has nothing in flight or due for the deliveries `listDeliveries` returns
+   * (test/support/pipeline-idle.ts): then what has arrived is all that will.
+   */
+  untilIdle(listDeliveries: () => Promise<ListedDelivery[]>, timeoutMs?: number): Promise<void>;
+  /** Runs the outbox sweep now, as its timer would. */
+  sweepNow(): Promise<void>;
 }
 
 export interface SandboxWorld {
@@ -75,13 +83,15 @@ export async function useDeliveryWorld(name: string): Promise<DeliveryWorld> {
 
   const { TestApi: Api } = await import('./api');
   const consumer = (await import('../../functions/webhook-delivery')).handler as unknown as SqsConsumer;
-  const relay = (await import('../../functions/outbox-relay')).handler as StreamHandler;
-  const sweep = (await import('../../functions/outbox-sweep')).handler as SweepHandler;
+  const watch = watchPipeline(
+    (await import('../../functions/outbox-relay')).handler as StreamHandler,
+    (await import('../../functions/outbox-sweep')).handler as SweepHandler,
+  );
 
   let api: TestApi | undefined;
   let pipeline: DeliveryPipeline | undefined;
   beforeAll(async () => {
-    pipeline = await startDeliveryPipeline({ dynamoEndpoint, tableName, queuePort, consumer, relay, sweep });
+    pipeline = await startDeliveryPipeline({ dynamoEndpoint, tableName, queuePort, consumer, relay: watch.relay, sweep: watch.sweep });
     api = await Api.start({ port: apiPort });
   }, 30_000);
   afterAll(async () => {
@@ -94,6 +104,10 @@ export async function useDeliveryWorld(name: string): Promise<DeliveryWorld> {
     // The API's graceful close alone may take its whole grace (10 s) when a client keeps a connection busy.
   }, 30_000);
 
+  const started = (value: DeliveryPipeline | undefined): DeliveryPipeline => {
+    if (value === undefined) throw new Error('the delivery world starts its pipeline in beforeAll');
+    return value;
+  };
   return {
     processorWebhookSecret,
     sandbox,
@@ -102,6 +116,8 @@ export async function useDeliveryWorld(name: string): Promise<DeliveryWorld> {
       if (api === undefined) throw new Error('the delivery world starts its API in beforeAll');
       return api;
     },
+    untilIdle: (listDeliveries, timeoutMs) => watch.untilIdle(started(pipeline), listDeliveries, timeoutMs),
+    sweepNow: () => started(pipeline).sweepNow(),
   };
 }
 

@@ -17,6 +17,7 @@ import type { StreamHandler } from '../../infra/local/delivery/stream-relay';
 import type { BreakerSettings } from '../../lib/domain/endpoint-breaker';
 import { ensureTable } from '../../lib/store/table';
 import type { PartnerCredentials, TestApi } from './api';
+import { watchPipeline } from './pipeline-idle';
 import { freePort } from './ports';
 import { type Behaviour, BehavingReceiver } from './reliability-receiver';
 import { sleep, until } from './reliability-tools';
@@ -48,6 +49,11 @@ export interface ReliabilityPipeline {
   /** A webhook endpoint of `partner` at `path` of the receiver, for `transaction_succeeded`; its id. */
   endpoint(partner: PartnerCredentials, path: string): Promise<string>;
   deliveriesOf(partner: PartnerCredentials): Promise<Array<Record<string, any>>>;
+  /**
+   * Resolves once the pipeline has nothing in flight or due for any delivery of `partners` (test/support/
+   * pipeline-idle.ts): then what the receiver has is all it will get.
+   */
+  untilIdle(partners: PartnerCredentials[], timeoutMs?: number): Promise<void>;
   auditOf(partner: PartnerCredentials): Promise<Array<Record<string, any>>>;
   /** A pending payment of the partner's client moved to succeeded by the processor's signed event; when it was posted. */
   succeededPayment(partner: PartnerCredentials, clientId: string, amountMinor: number): Promise<{ svcTxId: string; postedAt: number }>;
@@ -70,8 +76,10 @@ export async function useReliabilityPipeline(options: ReliabilityPipelineOptions
   const { webhookDeliveryDeps } = await import('../../lib/adapters/webhook-deliveries');
   const { createHttpSender } = await import('../../lib/webhooks/http-sender');
   const { breakerSettings } = await import('../../lib/domain/endpoint-breaker');
-  const relay = (await import('../../functions/outbox-relay')).handler as StreamHandler;
-  const sweep = (await import('../../functions/outbox-sweep')).handler as SweepHandler;
+  const watch = watchPipeline(
+    (await import('../../functions/outbox-relay')).handler as StreamHandler,
+    (await import('../../functions/outbox-sweep')).handler as SweepHandler,
+  );
   const { eventBody, intentObject, pendingTransaction, signed } = await import('./processor-events');
 
   const unprocessed: string[] = [];
@@ -100,7 +108,7 @@ export async function useReliabilityPipeline(options: ReliabilityPipelineOptions
   let api: TestApi | undefined;
   let pipeline: DeliveryPipeline | undefined;
   beforeAll(async () => {
-    pipeline = await startDeliveryPipeline({ dynamoEndpoint, tableName, queuePort, consumer, relay, sweep, consumerConcurrency: options.consumerConcurrency });
+    pipeline = await startDeliveryPipeline({ dynamoEndpoint, tableName, queuePort, consumer, relay: watch.relay, sweep: watch.sweep, consumerConcurrency: options.consumerConcurrency });
     api = await Api.start();
   }, 30_000);
   afterAll(async () => {
@@ -136,6 +144,12 @@ export async function useReliabilityPipeline(options: ReliabilityPipelineOptions
       return created.body.id as string;
     },
     deliveriesOf: (partner) => listed(`/admin/partners/${partner.partnerId}/webhook-deliveries?limit=200`),
+    untilIdle: (partners, timeoutMs) =>
+      watch.untilIdle(
+        started(pipeline, 'pipeline'),
+        async () => (await Promise.all(partners.map((partner) => listed(`/admin/partners/${partner.partnerId}/webhook-deliveries?limit=200`)))).flat() as Array<{ id: string; status: string }>,
+        timeoutMs,
+      ),
     auditOf: (partner) => listed(`/admin/audit-events?partner_id=${partner.partnerId}&limit=200`),
     async succeededPayment(partner, clientId, amountMinor) {
       const tx = await pendingTransaction(partner.partnerId, clientId, { amountMinor, currency: 'USD' });

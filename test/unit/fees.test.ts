@@ -3,6 +3,9 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { computeFees, type FeeSettings } from '../../lib/domain/fees';
 import { CURRENCY_EXPONENTS, MAX_MINOR_UNITS } from '../../lib/domain/money';
+import { fixPropertySeed } from '../support/seeds';
+
+fixPropertySeed();
 
 /** A percentage 0-100 with at most 4 decimals, as the API takes it, and its value in ten-thousandths. */
 const percent = fc.integer({ min: 0, max: 1_000_000 }).map((tenThousandths) => ({ tenThousandths, value: tenThousandths / 10_000 }));

@@ -13,6 +13,9 @@ import {
   toMajorUnits,
   toMinorUnits,
 } from '../../lib/domain/money';
+import { fixPropertySeed } from '../support/seeds';
+
+fixPropertySeed();
 
 const CURRENCIES = Object.keys(CURRENCY_EXPONENTS);
 

@@ -45,17 +45,14 @@ describe('the route table', () => {
     expect('route' in malformed && malformed.pathParameters).toEqual({ svc_tx_id: '%ZZ' });
   });
 
-  it('gives the webhook admin routes least privilege: only endpoint creation seals a secret, none opens one, only removal deletes', () => {
-    const accessOf = (name: string) => routes.find((route) => route.name === name)?.access;
+  it('lets no read route (GET, HEAD, OPTIONS) write the table or seal a secret, and only a DELETE route delete an item', () => {
+    const reads = routes.filter((route) => ['GET', 'HEAD', 'OPTIONS'].includes(route.method));
+    const writing = reads.filter((route) => !['read', 'describe', undefined].includes(route.access.table) || route.access.kms?.includes('encrypt'));
+    const deleting = routes.filter((route) => route.access.table === 'readWrite' && route.method !== 'DELETE');
 
-    expect(accessOf('admin-webhook-endpoints-create')).toEqual({ table: 'items', kms: ['encrypt'] });
-    expect(accessOf('admin-webhook-endpoints-list')).toEqual({ table: 'read' });
-    expect(accessOf('admin-webhook-endpoints-delete')).toEqual({ table: 'readWrite' });
-    expect(accessOf('admin-webhook-deliveries-list')).toEqual({ table: 'read', cursorKey: true });
-    expect(accessOf('admin-webhook-deliveries-resend')).toEqual({ table: 'items' });
-    expect(accessOf('admin-audit-events-list')).toEqual({ table: 'read', cursorKey: true });
-    const resolved = resolveRoute('POST', '/api/v1/admin/webhook-deliveries/dlv_1/resend');
-    expect('route' in resolved && resolved.pathParameters).toEqual({ id: 'dlv_1' });
+    expect(reads.length).toBeGreaterThan(0);
+    expect(writing.map((route) => `${route.method} ${route.path}`)).toEqual([]);
+    expect(deleting.map((route) => `${route.method} ${route.path}`)).toEqual([]);
   });
 
   it('does not match a path that only shares a prefix with a route', () => {

@@ -9,6 +9,9 @@ import {
   batchReportCsv,
   batchReportFilename,
 } from '../../lib/domain/settlement-report';
+import { fixPropertySeed } from '../support/seeds';
+
+fixPropertySeed();
 
 const HEADER = 'type,svc_tx_id,partner_reference,created_at,currency,gross,processor_fee,platform_fee,net';
 

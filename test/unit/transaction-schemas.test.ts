@@ -3,6 +3,9 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { z } from 'zod';
 import { CheckoutBody, InitializeBody, TransactionListQuery } from '../../lib/http/transaction-schemas';
+import { fixPropertySeed } from '../support/seeds';
+
+fixPropertySeed();
 
 const valid = { partner_id: 'ptr_1', client_id: 'merchant-1', amount: 12.34, currency: 'usd', partner_reference: 'order-1' };
 const validCheckout = { ...valid, email: 'buyer@example.com' };
