@@ -1,8 +1,8 @@
 /** POST /api/v1/admin/api-keys: a platform-wide key; key and HMAC secret shown once. */
 import * as z from 'zod';
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentIssuedApiKey } from '../lib/http/presenters';
-import { partnerDeps } from '../lib/adapters/partners';
+import { partnerDeps } from '../lib/composition/partners';
 import { issueApiKey } from '../lib/use-cases/partners';
 import { issuePlatformApiKeyDoc } from '../lib/http/route-docs/admin-partners';
 

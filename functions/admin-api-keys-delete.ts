@@ -1,7 +1,7 @@
 /** DELETE /api/v1/admin/api-keys/{key_id}: revoke a key; it stops working at once. Audited. */
 import * as z from 'zod';
-import { httpRoute } from '../lib/adapters/http-route';
-import { partnerDeps } from '../lib/adapters/partners';
+import { httpRoute } from '../lib/composition/http-route';
+import { partnerDeps } from '../lib/composition/partners';
 import { revokeApiKey } from '../lib/use-cases/partners';
 import { revokeApiKeyDoc } from '../lib/http/route-docs/admin-partners';
 

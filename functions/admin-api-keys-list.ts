@@ -1,8 +1,8 @@
 /** GET /api/v1/admin/api-keys: the platform-wide keys (of no partner), newest first, paged, without secrets. */
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentApiKey, presentPage } from '../lib/http/presenters';
 import { PageQuery } from '../lib/http/schemas';
-import { partnerDeps } from '../lib/adapters/partners';
+import { partnerDeps } from '../lib/composition/partners';
 import { listPlatformApiKeys } from '../lib/use-cases/partners';
 import { listPlatformApiKeysDoc } from '../lib/http/route-docs/admin-partners';
 

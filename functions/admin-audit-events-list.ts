@@ -1,9 +1,9 @@
 /** GET /api/v1/admin/audit-events: newest first, `partner_id` and `type` filters, paged. */
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentPage } from '../lib/http/presenters';
 import { presentAuditEvent } from '../lib/http/webhook-presenters';
 import { AuditEventsQuery } from '../lib/http/webhook-schemas';
-import { webhookEndpointDeps } from '../lib/adapters/webhook-endpoints';
+import { webhookEndpointDeps } from '../lib/composition/webhook-endpoints';
 import { listAuditEvents } from '../lib/use-cases/webhook-endpoints';
 import { listAuditEventsDoc } from '../lib/http/route-docs/admin-webhooks';
 

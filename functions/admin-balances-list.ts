@@ -1,7 +1,7 @@
 /** GET /api/v1/admin/partners/{partner_id}/balances: a partner's balances for an admin, `owing=true` for the merchants that owe. */
-import { balanceDeps } from '../lib/adapters/balances';
+import { balanceDeps } from '../lib/composition/balances';
 import { AdminBalanceListQuery, toBalanceFilters } from '../lib/http/balance-schemas';
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { PartnerParams } from '../lib/http/partner-schemas';
 import { presentBalance, presentPage } from '../lib/http/presenters';
 import { listBalancesFor } from '../lib/use-cases/balances';

@@ -1,8 +1,8 @@
 /** POST /api/v1/admin/partners: create a partner (decisions.md §2), audited. */
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { CreatePartnerBody, toPartnerFields } from '../lib/http/partner-schemas';
 import { presentPartner } from '../lib/http/presenters';
-import { partnerDeps } from '../lib/adapters/partners';
+import { partnerDeps } from '../lib/composition/partners';
 import { createPartner } from '../lib/use-cases/partners';
 import { createPartnerDoc } from '../lib/http/route-docs/admin-partners';
 

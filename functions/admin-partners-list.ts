@@ -1,8 +1,8 @@
 /** GET /api/v1/admin/partners: all partners, newest first, paged. */
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentPage, presentPartner } from '../lib/http/presenters';
 import { PageQuery } from '../lib/http/schemas';
-import { partnerDeps } from '../lib/adapters/partners';
+import { partnerDeps } from '../lib/composition/partners';
 import { listPartners } from '../lib/use-cases/partners';
 import { listPartnersDoc } from '../lib/http/route-docs/admin-partners';
 

@@ -1,8 +1,8 @@
 /** PATCH /api/v1/admin/partners/{partner_id}: change any of the partner's settings, audited. */
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { PartnerParams, toPartnerFields, UpdatePartnerBody } from '../lib/http/partner-schemas';
 import { presentPartner } from '../lib/http/presenters';
-import { partnerDeps } from '../lib/adapters/partners';
+import { partnerDeps } from '../lib/composition/partners';
 import { updatePartner } from '../lib/use-cases/partners';
 import { updatePartnerDoc } from '../lib/http/route-docs/admin-partners';
 

@@ -1,6 +1,6 @@
 /** GET /api/v1/admin/settlements: every partner's settlement batches, newest first, filtered and paged. */
-import { settlementDeps } from '../lib/adapters/settlement';
-import { httpRoute } from '../lib/adapters/http-route';
+import { settlementDeps } from '../lib/composition/settlement';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentBatch, presentPage } from '../lib/http/presenters';
 import { AdminSettlementListQuery, toBatchFilters } from '../lib/http/settlement-schemas';
 import { listBatchesFor } from '../lib/use-cases/settlements';

@@ -1,6 +1,6 @@
 /** POST /api/v1/admin/settlements/{settlement_batch_id}/pay: pays one batch over its rail (decisions.md §7), audited. */
-import { settlementDeps } from '../lib/adapters/settlement';
-import { httpRoute } from '../lib/adapters/http-route';
+import { settlementDeps } from '../lib/composition/settlement';
+import { httpRoute } from '../lib/composition/http-route';
 import { MAX_BODY_BYTES } from '../lib/http/json-limits';
 import { presentBatch } from '../lib/http/presenters';
 import { AdminSettlementParams } from '../lib/http/settlement-schemas';

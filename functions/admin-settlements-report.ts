@@ -1,6 +1,6 @@
 /** GET /api/v1/admin/settlements/{settlement_batch_id}/report.csv: any partner's batch report (decisions.md §7). */
-import { settlementDeps } from '../lib/adapters/settlement';
-import { httpRoute } from '../lib/adapters/http-route';
+import { settlementDeps } from '../lib/composition/settlement';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentBatchReport } from '../lib/http/presenters';
 import { AdminSettlementParams } from '../lib/http/settlement-schemas';
 import { getBatchFor } from '../lib/use-cases/settlements';

@@ -1,6 +1,6 @@
 /** POST /api/v1/admin/settlements/run: a settlement run for every partner, or one (decisions.md §7), audited. */
-import { settlementDeps } from '../lib/adapters/settlement';
-import { httpRoute } from '../lib/adapters/http-route';
+import { settlementDeps } from '../lib/composition/settlement';
+import { httpRoute } from '../lib/composition/http-route';
 import { MAX_BODY_BYTES } from '../lib/http/json-limits';
 import { presentSettlementRun } from '../lib/http/presenters';
 import { AdminSettlementRunQuery, toRunScope } from '../lib/http/settlement-schemas';

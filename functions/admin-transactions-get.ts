@@ -1,6 +1,6 @@
 /** GET /api/v1/admin/transactions/{svc_tx_id}: one transaction of any partner. */
-import { transactionStoreDeps } from '../lib/adapters/transaction-store';
-import { httpRoute } from '../lib/adapters/http-route';
+import { transactionStoreDeps } from '../lib/composition/transaction-store';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentTransaction } from '../lib/http/presenters';
 import { TransactionParams } from '../lib/http/transaction-schemas';
 import { getTransactionFor } from '../lib/use-cases/transactions';

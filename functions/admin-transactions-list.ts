@@ -1,6 +1,6 @@
 /** GET /api/v1/admin/transactions: every partner's transactions, newest first, filtered and paged (the admin search). */
-import { transactionStoreDeps } from '../lib/adapters/transaction-store';
-import { httpRoute } from '../lib/adapters/http-route';
+import { transactionStoreDeps } from '../lib/composition/transaction-store';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentPage, presentTransaction } from '../lib/http/presenters';
 import { AdminTransactionListQuery, toTransactionFilters } from '../lib/http/transaction-schemas';
 import { listTransactionsFor } from '../lib/use-cases/transactions';

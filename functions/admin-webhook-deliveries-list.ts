@@ -1,10 +1,10 @@
 /** GET /api/v1/admin/partners/{partner_id}/webhook-deliveries: newest first, `status` filter, paged. */
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { PartnerParams } from '../lib/http/partner-schemas';
 import { presentPage } from '../lib/http/presenters';
 import { presentDelivery } from '../lib/http/webhook-presenters';
 import { DeliveriesQuery } from '../lib/http/webhook-schemas';
-import { deliveryAdminDeps } from '../lib/adapters/webhook-delivery-admin';
+import { deliveryAdminDeps } from '../lib/composition/webhook-delivery-admin';
 import { listPartnerDeliveries } from '../lib/use-cases/webhook-deliveries';
 import { listWebhookDeliveriesDoc } from '../lib/http/route-docs/admin-webhooks';
 

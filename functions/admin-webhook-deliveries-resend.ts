@@ -1,8 +1,8 @@
 /** POST /api/v1/admin/webhook-deliveries/{id}/resend: a new delivery of the same event (same event id). */
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentDelivery } from '../lib/http/webhook-presenters';
 import { DeliveryParams } from '../lib/http/webhook-schemas';
-import { deliveryAdminDeps } from '../lib/adapters/webhook-delivery-admin';
+import { deliveryAdminDeps } from '../lib/composition/webhook-delivery-admin';
 import { resendDelivery } from '../lib/use-cases/webhook-deliveries';
 import { resendWebhookDeliveryDoc } from '../lib/http/route-docs/admin-webhooks';
 

@@ -1,6 +1,6 @@
 /** POST /api/v1/admin/partners/{partner_id}/webhook-endpoints: a webhook endpoint; its secret shown once. */
-import { webhookEndpointDeps } from '../lib/adapters/webhook-endpoints';
-import { httpRoute } from '../lib/adapters/http-route';
+import { webhookEndpointDeps } from '../lib/composition/webhook-endpoints';
+import { httpRoute } from '../lib/composition/http-route';
 import { PartnerParams } from '../lib/http/partner-schemas';
 import { presentCreatedWebhookEndpoint } from '../lib/http/webhook-presenters';
 import { CreateWebhookEndpointBody } from '../lib/http/webhook-schemas';

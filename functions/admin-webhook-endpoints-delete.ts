@@ -1,7 +1,7 @@
 /** DELETE /api/v1/admin/partners/{partner_id}/webhook-endpoints/{id}: its pending deliveries then fail. */
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { WebhookEndpointParams } from '../lib/http/webhook-schemas';
-import { webhookEndpointDeps } from '../lib/adapters/webhook-endpoints';
+import { webhookEndpointDeps } from '../lib/composition/webhook-endpoints';
 import { deleteWebhookEndpoint } from '../lib/use-cases/webhook-endpoints';
 import { deleteWebhookEndpointDoc } from '../lib/http/route-docs/admin-webhooks';
 

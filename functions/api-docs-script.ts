@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import * as z from 'zod';
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { scalarVersion } from '../lib/http/docs-viewer';
 import type { HttpResult } from '../lib/http/types';
 import { apiReferenceScriptDoc } from '../lib/http/route-docs/documentation';

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { API_PREFIX } from '../lib/routes';
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { scalarVersion } from '../lib/http/docs-viewer';
 import { apiReferenceDoc } from '../lib/http/route-docs/documentation';
 

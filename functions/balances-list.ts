@@ -1,7 +1,7 @@
 /** GET /api/v1/balances: what waits for settlement per merchant and currency, and what each owes (decisions.md §5a). */
-import { balanceDeps } from '../lib/adapters/balances';
+import { balanceDeps } from '../lib/composition/balances';
 import { BalanceListQuery, toBalanceFilters } from '../lib/http/balance-schemas';
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentBalance, presentPage } from '../lib/http/presenters';
 import { listBalancesFor } from '../lib/use-cases/balances';
 import { listBalancesDoc } from '../lib/http/route-docs/settlements';

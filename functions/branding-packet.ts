@@ -3,8 +3,8 @@
  * (the OPTIONS preflight is answered too), so a browser may call it directly; it carries no secrets.
  */
 import * as z from 'zod';
-import { brandingDeps } from '../lib/adapters/branding';
-import { httpRoute } from '../lib/adapters/http-route';
+import { brandingDeps } from '../lib/composition/branding';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentBranding } from '../lib/http/presenters';
 import { getBrandingPacket } from '../lib/use-cases/transactions';
 import { brandingPacketDoc } from '../lib/http/route-docs/branding';

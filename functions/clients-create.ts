@@ -1,8 +1,8 @@
 /** POST /api/v1/clients: register a merchant under the API key's partner. */
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentClient } from '../lib/http/presenters';
 import { CreateClientBody } from '../lib/http/client-schemas';
-import { clientStore } from '../lib/adapters/clients';
+import { clientStore } from '../lib/composition/clients';
 import { registerClient } from '../lib/use-cases/clients';
 import { registerClientDoc } from '../lib/http/route-docs/clients';
 

@@ -1,8 +1,8 @@
 /** GET /api/v1/clients: the partner's merchants, newest first, paged, optional `status` filter. */
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentClient, presentPage } from '../lib/http/presenters';
 import { ClientListQuery } from '../lib/http/client-schemas';
-import { clientStore } from '../lib/adapters/clients';
+import { clientStore } from '../lib/composition/clients';
 import { listClients } from '../lib/use-cases/clients';
 import { listClientsDoc } from '../lib/http/route-docs/clients';
 

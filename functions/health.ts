@@ -3,8 +3,8 @@
  * naming the failing check (decisions.md §3), so a load balancer or `npm start`'s user sees a dead DynamoDB
  * instead of a service that answers 500 to everything.
  */
-import { healthChecks } from '../lib/adapters/health';
-import { httpRoute } from '../lib/adapters/http-route';
+import { healthChecks } from '../lib/composition/health';
+import { httpRoute } from '../lib/composition/http-route';
 import { checkHealth, type HealthCheck } from '../lib/use-cases/health';
 import { healthDoc } from '../lib/http/route-docs/health';
 

@@ -4,7 +4,7 @@
  */
 import { resolveRoute } from '../lib/routes';
 import { errors } from '../lib/domain/errors';
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 
 export const rejectUnknownRoute = async ({ method, path }: { method: string; path: string }): Promise<never> => {
   const resolved = resolveRoute(method, path);

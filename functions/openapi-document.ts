@@ -5,7 +5,7 @@
  * beside the bundle in AWS (`infra/build/bundling.ts`, FUNCTION_FILES), from `docs/` locally.
  */
 import { readFileSync } from 'node:fs';
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { openApiDocumentDoc } from '../lib/http/route-docs/documentation';
 
 let document: string | undefined;

@@ -8,7 +8,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { outboxDeps } from '../lib/adapters/outbox';
+import { outboxDeps } from '../lib/composition/outbox';
 import { relayNewDelivery, type OutboxDeps } from '../lib/use-cases/webhook-outbox';
 
 /** Only a new item can be a delivery not yet relayed: the consumer's and the sweep's updates are MODIFYs. */

@@ -8,7 +8,7 @@
  * relayed without waiting out their relay grace.
  */
 import type { Context } from 'aws-lambda';
-import { outboxDeps } from '../lib/adapters/outbox';
+import { outboxDeps } from '../lib/composition/outbox';
 import { logger } from '../lib/observability';
 import { type OutboxDeps, sweepOutbox } from '../lib/use-cases/webhook-outbox';
 

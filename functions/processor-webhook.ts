@@ -6,8 +6,8 @@
  * and only then is the body parsed (in the processor adapter). `processor-signature` is the spec's header;
  * `Stripe-Signature`, what Stripe itself sends, is read when it is absent.
  */
-import { processorEventDeps } from '../lib/adapters/processor-events';
-import { httpRoute } from '../lib/adapters/http-route';
+import { processorEventDeps } from '../lib/composition/processor-events';
+import { httpRoute } from '../lib/composition/http-route';
 import { handleProcessorEvent, type ProcessorEventDeps } from '../lib/use-cases/processor-events';
 import { processorWebhookDoc } from '../lib/http/route-docs/processor-webhook';
 

@@ -12,7 +12,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { reconciliationDeps, reconciliationLimits } from '../lib/adapters/reconciliation';
+import { reconciliationDeps, reconciliationLimits } from '../lib/composition/reconciliation';
 import { runWithDeadline } from '../lib/deadline';
 import { logger, metricsMiddleware, tracer } from '../lib/observability';
 import { type ReconciliationDeps, type ReconciliationLimits, runReconciliation } from '../lib/use-cases/reconciliation';

@@ -14,7 +14,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { settlementDeps } from '../lib/adapters/settlement';
+import { settlementDeps } from '../lib/composition/settlement';
 import { runWithDeadline } from '../lib/deadline';
 import { logger, metricsMiddleware, tracer } from '../lib/observability';
 import { runSettlement, type SettlementDeps } from '../lib/use-cases/settlements';

@@ -1,6 +1,6 @@
 /** GET /api/v1/settlements: batches newest first, paged, filtered by `status` and `client_id` (decisions.md §9). */
-import { settlementDeps } from '../lib/adapters/settlement';
-import { httpRoute } from '../lib/adapters/http-route';
+import { settlementDeps } from '../lib/composition/settlement';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentBatch, presentPage } from '../lib/http/presenters';
 import { SettlementListQuery, toBatchFilters } from '../lib/http/settlement-schemas';
 import { listBatchesFor } from '../lib/use-cases/settlements';

@@ -1,6 +1,6 @@
 /** POST /api/v1/settlements/pay: pays one batch over its rail (decisions.md §7). */
-import { settlementDeps } from '../lib/adapters/settlement';
-import { httpRoute } from '../lib/adapters/http-route';
+import { settlementDeps } from '../lib/composition/settlement';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentBatch } from '../lib/http/presenters';
 import { SettlementPayBody } from '../lib/http/settlement-schemas';
 import { payBatch } from '../lib/use-cases/settlement-payouts';

@@ -1,6 +1,6 @@
 /** POST /api/v1/settlements/run: batches every eligible transaction of the scope (decisions.md §7). */
-import { settlementDeps } from '../lib/adapters/settlement';
-import { httpRoute } from '../lib/adapters/http-route';
+import { settlementDeps } from '../lib/composition/settlement';
+import { httpRoute } from '../lib/composition/http-route';
 import { MAX_BODY_BYTES } from '../lib/http/json-limits';
 import { presentSettlementRun } from '../lib/http/presenters';
 import { SettlementRunQuery, toRunScope } from '../lib/http/settlement-schemas';

@@ -1,7 +1,7 @@
 /** POST /api/v1/transactions/attach-intent (legacy): link a processor intent; initialized -> pending, then the intent's outcome if it has one. */
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { AttachIntentBody } from '../lib/http/transaction-schemas';
-import { transactionDeps } from '../lib/adapters/transactions';
+import { transactionDeps } from '../lib/composition/transactions';
 import { attachIntent } from '../lib/use-cases/transactions';
 import { attachIntentDoc } from '../lib/http/route-docs/transactions';
 

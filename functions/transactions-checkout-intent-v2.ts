@@ -2,10 +2,10 @@
  * POST /api/v1/transactions/checkout-intent-v2 (widget mode, decisions.md §10): checkout-intent plus the
  * partner's branding. Called by the partner's backend only: no CORS.
  */
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentBranding, presentCheckout } from '../lib/http/presenters';
 import { CheckoutBody, toNewCheckout } from '../lib/http/transaction-schemas';
-import { transactionDeps } from '../lib/adapters/transactions';
+import { transactionDeps } from '../lib/composition/transactions';
 import { type CheckoutResult, createCheckoutIntent, withKnownPayee } from '../lib/use-cases/transactions';
 import { checkoutIntentV2Doc } from '../lib/http/route-docs/transactions';
 

@@ -1,8 +1,8 @@
 /** POST /api/v1/transactions/checkout-intent: the transaction and its processor payment intent, in one call. */
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentCheckout } from '../lib/http/presenters';
 import { CheckoutBody, toNewCheckout } from '../lib/http/transaction-schemas';
-import { transactionDeps } from '../lib/adapters/transactions';
+import { transactionDeps } from '../lib/composition/transactions';
 import { type CheckoutResult, createCheckoutIntent, type TransactionDeps, withKnownPayee } from '../lib/use-cases/transactions';
 import { checkoutIntentDoc } from '../lib/http/route-docs/transactions';
 

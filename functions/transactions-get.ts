@@ -1,8 +1,8 @@
 /** GET /api/v1/transactions/{svc_tx_id}: one transaction (the reconcile-by-svc_tx_id read of the frontend rules). */
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentTransaction } from '../lib/http/presenters';
 import { TransactionParams } from '../lib/http/transaction-schemas';
-import { transactionStoreDeps } from '../lib/adapters/transaction-store';
+import { transactionStoreDeps } from '../lib/composition/transaction-store';
 import { getTransactionFor } from '../lib/use-cases/transactions';
 import { getTransactionDoc } from '../lib/http/route-docs/transactions';
 

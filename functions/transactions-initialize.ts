@@ -1,7 +1,7 @@
 /** POST /api/v1/transactions/initialize (legacy): the transaction only; the intent is attached later. */
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { InitializeBody } from '../lib/http/transaction-schemas';
-import { transactionStoreDeps } from '../lib/adapters/transaction-store';
+import { transactionStoreDeps } from '../lib/composition/transaction-store';
 import type { Transaction } from '../lib/domain/transaction';
 import { initializeTransaction, withKnownPayee } from '../lib/use-cases/transactions';
 import { initializeTransactionDoc } from '../lib/http/route-docs/transactions';

@@ -1,8 +1,8 @@
 /** GET /api/v1/transactions: newest first, paged and filtered (decisions.md §9); a partner key sees its own. */
-import { httpRoute } from '../lib/adapters/http-route';
+import { httpRoute } from '../lib/composition/http-route';
 import { presentPage, presentTransaction } from '../lib/http/presenters';
 import { toTransactionFilters, TransactionListQuery } from '../lib/http/transaction-schemas';
-import { transactionStoreDeps } from '../lib/adapters/transaction-store';
+import { transactionStoreDeps } from '../lib/composition/transaction-store';
 import { listTransactionsFor } from '../lib/use-cases/transactions';
 import { listTransactionsDoc } from '../lib/http/route-docs/transactions';
 

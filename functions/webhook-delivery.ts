@@ -20,7 +20,7 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
-import { webhookDeliveryDeps } from '../lib/adapters/webhook-deliveries';
+import { webhookDeliveryDeps } from '../lib/composition/webhook-deliveries';
 import { countMetric, logger, metricsMiddleware, tracer } from '../lib/observability';
 import { type BreakerChange, deliverWebhook, type DeliveryStep, type WakeStep, wakeEndpoint, type WebhookDeliveryDeps } from '../lib/use-cases/webhook-deliveries';
 

@@ -104,7 +104,7 @@ const ANSWER_RESERVE_MS = 2_000;
 
 /**
  * The `httpRoute` of a process, its access steps and error mapper talking to `ports` (wired once, at the
- * composition point: `lib/adapters/http-route.ts`, which every function takes `httpRoute` from).
+ * composition point: `lib/composition/http-route.ts`, which every function takes `httpRoute` from).
  */
 export function createHttpRoute(ports: HttpPorts) {
   return function httpRoute<

@@ -1,7 +1,7 @@
 /**
  * What the chain's access steps and error mapper need from outside `lib/http`: the API keys, partners, rate
  * windows and idempotency records they read and write, and which errors mean a dependency is down. The chain
- * knows these interfaces only; the composition point (`lib/adapters/http-route.ts`) wires the DynamoDB adapters
+ * knows these interfaces only; the composition point (`lib/composition/http-route.ts`) wires the DynamoDB adapters
  * behind them, so the chain has no idea which store, or which SDK's exceptions, it is talking to.
  */
 import type { StoredApiKey } from '../auth/api-keys';

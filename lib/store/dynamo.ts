@@ -60,7 +60,7 @@ export class KeysLeftUnprocessed extends Error {
 /**
  * Whether an error is a dependency that is down, shedding load, busy or missing, which a retry a moment later may
  * get past (the HTTP chain answers it 503 SERVICE_UNAVAILABLE with `Retry-After`, wired in
- * `lib/adapters/http-route.ts`): the table throttling (by its SDK exception classes) or leaving keys unprocessed,
+ * `lib/composition/http-route.ts`): the table throttling (by its SDK exception classes) or leaving keys unprocessed,
  * a write that met a transaction in progress on its item (or a transaction that met other writes, with no
  * condition of its own failing) after the quick retries, a connection refused, reset, never opened or timed out,
  * or a table that does not exist (ResourceNotFoundException: a DynamoDB Local restarted in memory, before its

@@ -4,7 +4,7 @@ import { newId } from '../domain/ids';
 import type { Page } from '../domain/page';
 import { assertClientFeeAllowed, assertPartnerNotSuspended, type Client, type ClientStatus } from '../domain/partner';
 
-/** A partner's merchants in the table (`lib/store/clients.ts`), wired in `lib/adapters/clients.ts`. */
+/** A partner's merchants in the table (`lib/store/clients.ts`), wired in `lib/composition/clients.ts`. */
 export interface ClientStore {
   /** A conditional put: 409 CLIENT_EXISTS when the partner already has this `client_id`. */
   createClient(client: Client): Promise<Client>;

@@ -16,7 +16,7 @@ import { SECRET_PURPOSE, secretBox } from '../secrets';
 
 type PageRequest = { limit: number; cursor?: string | undefined };
 
-/** The partners and their API keys in the table (`lib/store/partners.ts`, `lib/store/api-keys.ts`), wired in `lib/adapters/partners.ts`. */
+/** The partners and their API keys in the table (`lib/store/partners.ts`, `lib/store/api-keys.ts`), wired in `lib/composition/partners.ts`. */
 export interface PartnerDeps {
   partners: {
     /** With its audit event, in one write. */

@@ -44,7 +44,7 @@ export interface PaymentUpdateWriter {
 /**
  * The ports that apply a payment event to its transaction ({@link applyPaymentEvent}): the processor's own event, or
  * the outcome an intent's state reports when the service asks (attach-intent, the reconciliation). Wired in
- * `lib/adapters/`; tests may wrap them to inject faults.
+ * `lib/composition/`; tests may wrap them to inject faults.
  */
 export interface PaymentEventDeps {
   transactions: { getTransaction(svcTxId: string): Promise<Transaction | undefined> };

@@ -29,7 +29,7 @@ import { NO_REVERSALS } from '../domain/ledger';
 import { applyPaymentEvent, type PaymentEventDeps } from './processor-events';
 
 /**
- * The adapters these use cases call, wired once in `lib/adapters/` (the composition point); tests may wrap
+ * The adapters these use cases call, wired once in `lib/composition/` (the composition point); tests may wrap
  * them to inject faults.
  */
 export interface TransactionDeps {

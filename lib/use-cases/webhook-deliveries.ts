@@ -85,7 +85,7 @@ export interface DeliveryStore {
   unparkDelivery(deliveryId: string, endpointId: string): Promise<boolean>;
 }
 
-/** The adapters of the consumer, wired in `lib/adapters/`; tests build variants (fake queue, short timeout, clock). */
+/** The adapters of the consumer, wired in `lib/composition/`; tests build variants (fake queue, short timeout, clock). */
 export interface WebhookDeliveryDeps {
   deliveries: DeliveryStore;
   endpoints: EndpointStore;
@@ -452,7 +452,7 @@ async function failWithoutAttempt(deps: WebhookDeliveryDeps, delivery: WebhookDe
   return recorded ? { outcome: 'failed', attempt: delivery.attempts, httpStatus, error } : { outcome: 'not-due' };
 }
 
-/** What the admin's delivery routes need: the deliveries, the partners and the endpoints' breakers (`lib/adapters/`). */
+/** What the admin's delivery routes need: the deliveries, the partners and the endpoints' breakers (`lib/composition/`). */
 export interface DeliveryAdminDeps {
   deliveries: Pick<DeliveryStore, 'getDelivery'> & {
     listDeliveries(partnerId: string, page: { status?: DeliveryStatus | undefined; limit: number; cursor?: string | undefined }): Promise<Page<WebhookDelivery>>;

@@ -21,7 +21,7 @@ export interface AuditEventQuery {
 
 /**
  * Where endpoint URLs may point (`ALLOW_INSECURE_WEBHOOK_URLS`) and how their hosts are resolved, and the table's
- * endpoints, partners and audit log; wired in `lib/adapters/webhook-endpoints.ts`.
+ * endpoints, partners and audit log; wired in `lib/composition/webhook-endpoints.ts`.
  */
 export interface WebhookEndpointDeps {
   urlPolicy: UrlPolicy;

@@ -21,11 +21,11 @@ Object.assign(process.env, {
 });
 for (const name of ['DYNAMODB_ENDPOINT', 'POWERTOOLS_METRICS_DISABLED']) delete process.env[name];
 const { signBody } = await import('../../lib/auth/credentials');
-const { httpRoute } = await import('../../lib/adapters/http-route');
+const { httpRoute } = await import('../../lib/composition/http-route');
 const { logger, metrics } = await import('../../lib/observability');
 const { secretBox } = await import('../../lib/secrets');
 const { createPartner, issueApiKey } = await import('../../lib/use-cases/partners');
-const { partnerDeps } = await import('../../lib/adapters/partners');
+const { partnerDeps } = await import('../../lib/composition/partners');
 const { handler: brandingPacket } = await import('../../functions/branding-packet');
 
 jest.spyOn(secretBox, 'seal').mockImplementation(async (plaintext) => ({ v: 1, kek: 'test', edk: '', iv: '', tag: '', ct: plaintext }));

@@ -14,7 +14,7 @@ import type { WebhookReceiver as Receiver } from '../support/webhook-receiver';
 const previousLevel = process.env.LOG_LEVEL;
 process.env.LOG_LEVEL = 'INFO';
 const { createHandler } = await import('../../functions/webhook-delivery');
-const { webhookDeliveryDeps } = await import('../../lib/adapters');
+const { webhookDeliveryDeps } = await import('../../lib/composition');
 const { newId } = await import('../../lib/domain/ids');
 const { putNewDelivery } = await import('../../lib/store/deliveries');
 const { documentClient } = await import('../../lib/store/dynamo');

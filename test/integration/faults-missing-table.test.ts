@@ -7,7 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { createHandler as createHealthHandler } from '../../functions/health';
-import { httpRoute } from '../../lib/adapters/http-route';
+import { httpRoute } from '../../lib/composition/http-route';
 import { documentClient, dynamoClient, tableName } from '../../lib/store/dynamo';
 import { tableCheck } from '../../lib/store/health';
 import { httpEvent, lambdaContext } from '../support/events';

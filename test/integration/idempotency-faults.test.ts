@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { httpRoute } from '../../lib/adapters/http-route';
+import { httpRoute } from '../../lib/composition/http-route';
 import { keysFromEnvironment } from '../../lib/processor/keys';
 import { createStripeProcessor } from '../../lib/processor/stripe';
 import { sign, usePartnerSuite } from '../support/api';

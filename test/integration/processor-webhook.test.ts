@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { createHandler } from '../../functions/processor-webhook';
-import { processorEventDeps } from '../../lib/adapters';
+import { processorEventDeps } from '../../lib/composition';
 import type { Transaction } from '../../lib/domain/transaction';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from '../../lib/store/dynamo';

@@ -21,7 +21,7 @@ const { sandbox, stripe } = world;
 const { createHandler } = await import('../../functions/reconciliation-scheduled');
 const { invokeFunction } = await import('../../infra/local/lambda/adapter');
 const { enforceTableGrants } = await import('../../infra/local/lambda/table-grants');
-const { reconciliationDeps } = await import('../../lib/adapters/reconciliation');
+const { reconciliationDeps } = await import('../../lib/composition/reconciliation');
 const { getTransaction } = await import('../../lib/store/transactions');
 const { documentClient, dynamoClient, tableName } = await import('../../lib/store/dynamo');
 enforceTableGrants(dynamoClient);

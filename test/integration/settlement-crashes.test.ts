@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { createHandler as scheduledRun } from '../../functions/settlement-scheduled';
-import { settlementDeps } from '../../lib/adapters';
+import { settlementDeps } from '../../lib/composition';
 import type { Caller } from '../../lib/domain/caller';
 import { ServiceError } from '../../lib/domain/errors';
 import { PayoutOutcomeUnknown } from '../../lib/use-cases/ports/payouts';

@@ -23,7 +23,7 @@ jest.unstable_mockModule('../../lib/observability', () => ({
   metricsMiddleware: () => (inAws ? [logMetrics(observability.metrics)] : []),
 }));
 const { createLambdaHandler } = await import('../../functions/settlement-scheduled');
-const { settlementDeps } = await import('../../lib/adapters');
+const { settlementDeps } = await import('../../lib/composition');
 const { usePartnerSuite } = await import('../support/api');
 const { transactionIn } = await import('../support/settlement');
 const { lambdaContext } = await import('../support/events');

@@ -186,7 +186,7 @@ describe('crash safety of initialize', () => {
   it('a retry of the same attempt after the write (the answer was lost) gets the same transaction, not a second one', async () => {
     const { initializeTransaction } = await import('../../lib/use-cases/transactions');
     const { getPartner } = await import('../../lib/store/partners');
-    const { transactionDeps } = await import('../../lib/adapters');
+    const { transactionDeps } = await import('../../lib/composition');
     const partner = await getPartner(suite.partner.partnerId);
     if (partner === undefined) throw new Error('partner missing');
     const caller = { kind: 'partner' as const, keyId: suite.partner.keyId, partner };

@@ -13,7 +13,7 @@ import type { DeliveryStatus, WebhookDelivery } from '../../lib/domain/webhooks'
 import { deliveryItem } from '../../lib/store/deliveries';
 import { documentClient, tableName } from '../../lib/store/dynamo';
 import { keys } from '../../lib/store/keys';
-import { webhookEndpointDeps } from '../../lib/adapters/webhook-endpoints';
+import { webhookEndpointDeps } from '../../lib/composition/webhook-endpoints';
 import { createWebhookEndpoint } from '../../lib/use-cases/webhook-endpoints';
 import type { Resolver } from '../../lib/webhooks/url-safety';
 import { type PartnerCredentials, TestApi } from '../support/api';

@@ -10,7 +10,7 @@ import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { Webhook } from 'standardwebhooks';
 import { createHandler } from '../../functions/webhook-delivery';
-import { webhookDeliveryDeps } from '../../lib/adapters';
+import { webhookDeliveryDeps } from '../../lib/composition';
 import { newId } from '../../lib/domain/ids';
 import type { WebhookDelivery } from '../../lib/domain/webhooks';
 import { putNewDelivery } from '../../lib/store/deliveries';

@@ -32,7 +32,7 @@ process.env.PROCESSOR_API_BASE = sandbox.url;
 process.env.PROCESSOR_SECRET_KEY = SECRET_KEY;
 const { TestApi, sign } = await import('../support/api');
 const { createHandler } = await import('../../functions/transactions-checkout-intent');
-const { transactionDeps } = await import('../../lib/adapters/transactions');
+const { transactionDeps } = await import('../../lib/composition/transactions');
 const store = await import('../../lib/store/transactions');
 const { httpEvent, lambdaContext } = await import('../support/events');
 const { retryWhileInUse, tally, times } = await import('../support/reliability-tools');
@@ -303,7 +303,7 @@ describe('faults between the processor call and the transaction write, then a re
       `
       import { invokeFunction } from './infra/local/lambda/adapter.ts';
       import { createHandler } from './functions/transactions-checkout-intent.ts';
-      import { transactionDeps } from './lib/adapters/transactions.ts';
+      import { transactionDeps } from './lib/composition/transactions.ts';
       const doomed = process.env.RELIABILITY_DOOMED_REFERENCE;
       const handler = createHandler({
         ...transactionDeps,

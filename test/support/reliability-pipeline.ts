@@ -73,7 +73,7 @@ export async function useReliabilityPipeline(options: ReliabilityPipelineOptions
   const { TestApi: Api } = await import('./api');
   const { startDeliveryPipeline } = await import('../../infra/local/delivery/pipeline');
   const { createHandler } = await import('../../functions/webhook-delivery');
-  const { webhookDeliveryDeps } = await import('../../lib/adapters/webhook-deliveries');
+  const { webhookDeliveryDeps } = await import('../../lib/composition/webhook-deliveries');
   const { createHttpSender } = await import('../../lib/webhooks/http-sender');
   const { breakerSettings } = await import('../../lib/domain/endpoint-breaker');
   const watch = watchPipeline(

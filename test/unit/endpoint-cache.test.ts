@@ -1,9 +1,9 @@
 /**
- * The consumer's per-process cache of endpoints (lib/adapters/endpoint-cache.ts): one read a second per endpoint,
+ * The consumer's per-process cache of endpoints (lib/store/endpoint-cache.ts): one read a second per endpoint,
  * this process's own breaker writes kept in it, a lost write dropping the entry so the next look reads afresh.
  */
 import { describe, expect, it } from '@jest/globals';
-import { cachedEndpoints } from '../../lib/adapters/endpoint-cache';
+import { cachedEndpoints } from '../../lib/store/endpoint-cache';
 import { NEW_ENDPOINT_BREAKER, type BreakerState } from '../../lib/domain/endpoint-breaker';
 import type { StoredBreaker } from '../../lib/store/webhook-endpoints';
 import type { BreakerStore, EndpointStore } from '../../lib/use-cases/webhook-deliveries';

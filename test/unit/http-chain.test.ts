@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 import { errors } from '../../lib/domain/errors';
-import { httpRoute } from '../../lib/adapters/http-route';
+import { httpRoute } from '../../lib/composition/http-route';
 import { httpEvent, lambdaContext } from '../support/events';
 
 const Body = z.object({

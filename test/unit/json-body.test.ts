@@ -5,7 +5,7 @@
  */
 import { describe, expect, it, jest } from '@jest/globals';
 import { z } from 'zod';
-import { httpRoute } from '../../lib/adapters/http-route';
+import { httpRoute } from '../../lib/composition/http-route';
 import { MAX_BODY_BYTES } from '../../lib/http/json-limits';
 import { httpEvent, lambdaContext } from '../support/events';
 

@@ -5,7 +5,7 @@ import { httpEvent, lambdaContext } from '../support/events';
 // The runtime is configuration, read once when the modules load: load them as AWS would run them.
 Object.assign(process.env, { SVC_RUNTIME: 'aws', AWS_REGION: 'eu-west-1', TABLE_NAME: 'tbl', KMS_KEY_ID: 'alias/test', LOG_LEVEL: 'SILENT' });
 for (const name of ['POWERTOOLS_METRICS_DISABLED', 'DYNAMODB_ENDPOINT', 'PROCESSOR_API_BASE']) delete process.env[name];
-const { httpRoute } = await import('../../lib/adapters/http-route');
+const { httpRoute } = await import('../../lib/composition/http-route');
 const { errors } = await import('../../lib/domain/errors');
 
 describe('metrics in AWS', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { errors } from '../../lib/domain/errors';
-import { httpRoute } from '../../lib/adapters/http-route';
+import { httpRoute } from '../../lib/composition/http-route';
 import { toHttpResponse } from '../../lib/http/response';
 import type { HttpResult } from '../../lib/http/types';
 import { httpEvent, lambdaContext } from '../support/events';

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
-import { httpRoute } from '../../lib/adapters/http-route';
+import { httpRoute } from '../../lib/composition/http-route';
 import { httpEvent, lambdaContext } from '../support/events';
 
 /** Bodies up to 1 MB, so a body can hold thousands of mistakes. */

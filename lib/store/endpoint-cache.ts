@@ -11,7 +11,7 @@
  * process's own breaker writes update the cache (a lost write drops the entry, so the next look reads afresh).
  */
 import type { BreakerState } from '../domain/endpoint-breaker';
-import type { StoredBreaker } from '../store/webhook-endpoints';
+import type { StoredBreaker } from './webhook-endpoints';
 import { type BreakerStore, ENDPOINT_STALENESS_MS, type EndpointStore } from '../use-cases/webhook-deliveries';
 
 const TTL_MS = ENDPOINT_STALENESS_MS;

@@ -1,7 +1,7 @@
 /**
  * The composition point: the one place (this directory) where the adapters of this process are chosen and
  * wired to the use cases' ports, one module per use case. Handlers import the module of their use case
- * (`lib/adapters/transactions`, `lib/adapters/settlement`, ...), never this index: it wires every adapter, so
+ * (`lib/composition/transactions`, `lib/composition/settlement`, ...), never this index: it wires every adapter, so
  * a function importing it would bundle every adapter's dependencies (the processor SDK included). Tests build
  * variants (to inject faults) instead of reaching into the stores themselves, and may take them from here.
  */

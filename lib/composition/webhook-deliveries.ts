@@ -5,7 +5,7 @@ import * as webhookEndpoints from '../store/webhook-endpoints';
 import type { WebhookDeliveryDeps } from '../use-cases/webhook-deliveries';
 import { createHttpSender, WEBHOOK_TIMEOUT_MS } from '../webhooks/http-sender';
 import { breakerSettings } from '../domain/endpoint-breaker';
-import { cachedEndpoints } from './endpoint-cache';
+import { cachedEndpoints } from '../store/endpoint-cache';
 import { deliveryQueue } from '../webhooks/sqs-queue';
 import { webhookUrlPolicy } from './webhook-url-policy';
 
