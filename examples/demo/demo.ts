@@ -9,7 +9,7 @@
  * reconciliation report, checked against the transaction's fee split.
  *
  * Exit code 0 when every step's result is what the service promises; 1 at the first that is not (the step and
- * why are printed, with what to do), so it doubles as a smoke test (`test/integration/demo.test.ts`).
+ * why are printed, with what to do), so it doubles as a smoke test (`test/integration/examples/demo.test.ts`).
  *
  * It lives among the examples because it is the partner's side of the flow: it builds the example backend from its
  * modules, in this process, to read its records as the money moves (an example may use the service's local

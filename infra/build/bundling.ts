@@ -51,7 +51,7 @@ export const BUNDLING = {
 /**
  * The `@aws-sdk/*` packages a bundle may import, left external: those of the AWS SDK v3 the Lambda runtime ships
  * (its clients, `lib-dynamodb`, the `util-*` helpers). The tests resolve external imports from node_modules, so a
- * package the runtime lacks would fail only in AWS. `test/unit/bundle-aws-sdk.test.ts` holds the code's imports to
+ * package the runtime lacks would fail only in AWS. `test/unit/build/bundle-aws-sdk.test.ts` holds the code's imports to
  * this, `npm run bundle-report` the bundles' (its dependencies' included).
  */
 export const RUNTIME_SDK_PACKAGE = /^@aws-sdk\/(?:client|lib|util)-[a-z0-9-]+$/;

@@ -8,8 +8,8 @@
  * `GET /transactions?partner_reference=`.
  *
  * Already covered elsewhere, and not repeated here: a sequential retry after the transaction write threw once,
- * and the processor forgetting its idempotency key (test/integration/transactions-checkout.test.ts); 10
- * concurrent client creates with one key (test/integration/partner-access.test.ts).
+ * and the processor forgetting its idempotency key (test/integration/transactions/checkout.test.ts); 10
+ * concurrent client creates with one key (test/integration/partners-and-keys/partner-access.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
@@ -35,8 +35,8 @@ const { createHandler } = await import('../../functions/transactions-checkout-in
 const { transactionDeps } = await import('../../lib/composition/transactions');
 const store = await import('../../lib/store/transactions');
 const { httpEvent, lambdaContext } = await import('../support/events');
-const { retryWhileInUse, tally, times } = await import('../support/reliability-tools');
-const { startChild } = await import('../support/reliability-child');
+const { retryWhileInUse, tally, times } = await import('../support/reliability/tools');
+const { startChild } = await import('../support/reliability/child');
 
 const PATH = '/transactions/checkout-intent';
 const ROUTE_PATH = `/api/v1${PATH}`;

@@ -1,7 +1,7 @@
 /**
  * Property-based fuzzing of the admin mutations (POST /admin/partners, PATCH /admin/partners/{id},
  * POST /admin/partners/{id}/webhook-endpoints) over HTTP with a valid admin token: near-valid bodies (a valid
- * body with one thing changed, `fuzz-json.ts`) and arbitrary ones (any JSON, deep nesting, odd Unicode, bytes).
+ * body with one thing changed, `test/support/fuzz/json.ts`) and arbitrary ones (any JSON, deep nesting, odd Unicode, bytes).
  *
  * Properties: never a 5xx; every non-2xx is the spec's `{ error, code }` (+ `details` on VALIDATION_ERROR) with
  * the code's status; the valid body in any layout is accepted and a body that breaks a documented rule is a 400
@@ -12,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { TestApi } from '../support/api';
-import { adminSend, answerProblem, assertThat, fuzzParameters, type Answer } from '../support/fuzz-http';
-import { arbitraryBody, showBytes, type Json, type JsonObject } from '../support/fuzz-json';
-import { breaksStringRules, plan, render, type FieldSpec, type Plan, type Rendered } from '../support/fuzz-mutations';
+import { adminSend, answerProblem, assertThat, fuzzParameters, type Answer } from '../support/fuzz/http';
+import { arbitraryBody, showBytes, type Json, type JsonObject } from '../support/fuzz/json';
+import { breaksStringRules, plan, render, type FieldSpec, type Plan, type Rendered } from '../support/fuzz/mutations';
 
 let api: TestApi;
 /** The partner the updates and endpoint creations are aimed at (used by nothing else). */

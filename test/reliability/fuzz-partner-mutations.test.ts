@@ -10,7 +10,7 @@
  *   2. never a partial write: a refused request created nothing (the partner's newest clients or transactions
  *      are unchanged; attach-intent left its transaction `initialized`), an accepted one exactly one record,
  *      the one its answer names, holding what was sent;
- * and for near-valid bodies (a valid body with one thing changed, `fuzz-mutations.ts`), what docs/conventions.md
+ * and for near-valid bodies (a valid body with one thing changed, `test/support/fuzz/mutations.ts`), what docs/conventions.md
  * decides: the valid body in any layout is accepted, a body that breaks a documented rule is a 400
  * VALIDATION_ERROR (413 past 32 KB); an accepted request replays under its key, and a refused one leaves its key
  * free for the corrected body.
@@ -20,10 +20,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { answerProblem, assertThat, fuzzParameters, signedPost, type Answer } from '../support/fuzz-http';
-import { arbitraryBody, serialize, showBytes, type JsonObject } from '../support/fuzz-json';
-import { plan, render, type Plan, type Rendered } from '../support/fuzz-mutations';
-import { api, type Caller, credentialsOf, ok, type Route, routes, seed, type Seed, setUpWorld } from '../support/fuzz-partner-routes';
+import { answerProblem, assertThat, fuzzParameters, signedPost, type Answer } from '../support/fuzz/http';
+import { arbitraryBody, serialize, showBytes, type JsonObject } from '../support/fuzz/json';
+import { plan, render, type Plan, type Rendered } from '../support/fuzz/mutations';
+import { api, type Caller, credentialsOf, ok, type Route, routes, seed, type Seed, setUpWorld } from '../support/fuzz/partner-routes';
 
 beforeAll(setUpWorld, 60_000);
 afterAll(() => api.close());

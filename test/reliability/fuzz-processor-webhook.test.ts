@@ -7,7 +7,7 @@
  * exact, other or missing money, full, partial or odd refunds, disputes of all or part of the payment, opened or
  * closed, with or without a fee, odd metadata, and envelopes that are not events at all.
  *
- * The oracle is a model of decisions.md §5 and §5a written out in the suite (`reliability-lifecycle.ts`: the
+ * The oracle is a model of decisions.md §5 and §5a written out in the suite (`test/support/reliability/lifecycle.ts`: the
  * lifecycle, the facts merged in any order, the partner events and the ledger entries they call for) fed by the
  * suite's own reading of each event's bytes (`readEvent`). Properties, after every event, for every transaction it
  * could touch:
@@ -33,11 +33,11 @@ import fc from 'fast-check';
 import { signatureHeader } from '../../infra/local/sandbox/processor/events';
 import { PARTNER_EVENTS } from '../../lib/domain/webhooks';
 import { TestApi, type PartnerCredentials } from '../support/api';
-import { answerProblem, assertThat, fuzzParameters, send, type Answer } from '../support/fuzz-http';
-import { showBytes } from '../support/fuzz-json';
-import { eventPlan, renderEvent, type EventPlan, type Followed, type RenderedEvent } from '../support/fuzz-processor-events';
+import { answerProblem, assertThat, fuzzParameters, send, type Answer } from '../support/fuzz/http';
+import { showBytes } from '../support/fuzz/json';
+import { eventPlan, renderEvent, type EventPlan, type Followed, type RenderedEvent } from '../support/fuzz/processor-events';
 import { deliveriesOf, entriesOf, webhookSecret } from '../support/processor-events';
-import { applyEvent, entriesFor, newPayment, type Notice, type Payment } from '../support/reliability-lifecycle';
+import { applyEvent, entriesFor, newPayment, type Notice, type Payment } from '../support/reliability/lifecycle';
 
 let api: TestApi;
 let partner: PartnerCredentials;

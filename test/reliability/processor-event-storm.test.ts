@@ -6,12 +6,12 @@
  * amount). A post that is not answered 2xx is posted again, as the processor does.
  *
  * Whatever the order, each transaction must end as SOME serialisation of its events leaves it: the statuses it
- * moved through form a valid path of the machine (`reliability-lifecycle.ts`, written out on its own), each move is
+ * moved through form a valid path of the machine (`test/support/reliability/lifecycle.ts`, written out on its own), each move is
  * exactly one partner event, with one delivery per subscribed endpoint, and nothing else produced any. Where every
  * order ends the same (a duplicate, a refund after a success ...), the end is asserted exactly.
  *
  * Already covered elsewhere, and not repeated: one event posted 6 times at once, and late events after a refund, for
- * one transaction through the whole delivery pipeline (test/integration/webhooks-end-to-end.test.ts).
+ * one transaction through the whole delivery pipeline (test/integration/webhooks/end-to-end.test.ts).
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Transaction } from '../../lib/domain/transaction';
@@ -19,8 +19,8 @@ import type { WebhookDelivery } from '../../lib/domain/webhooks';
 import { randomId } from '../../infra/local/sandbox/processor/events';
 import { usePartnerSuite } from '../support/api';
 import { deliveriesOf, dispute, eventBody, intentObject, pendingTransaction, putWebhookEndpoint, refundedCharge, signed } from '../support/processor-events';
-import { finalOf, type MovedTo, pathOf } from '../support/reliability-lifecycle';
-import { seededRandom, shuffled, sleep } from '../support/reliability-tools';
+import { finalOf, type MovedTo, pathOf } from '../support/reliability/lifecycle';
+import { seededRandom, shuffled, sleep } from '../support/reliability/tools';
 import { seedFrom } from '../support/seeds';
 import { inParallel } from '../support/settlement';
 

@@ -11,8 +11,8 @@
  * another test file's payout running at the same time.
  *
  * Already covered elsewhere, and not repeated: 5 concurrent HTTP runs over one client's 230 transactions, 10
- * concurrent pays of one rail-A batch (test/integration/settlements.test.ts); a payout whose answer is lost or whose
- * process dies holding the claim (test/integration/settlement-crashes.test.ts).
+ * concurrent pays of one rail-A batch (test/integration/settlement/settlements.test.ts); a payout whose answer is lost or whose
+ * process dies holding the claim (test/integration/settlement/crashes.test.ts).
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { type RailsSandbox, SANDBOX_RAIL_KEYS, startRailsSandbox } from '../../infra/local/sandbox/rails';
@@ -26,7 +26,7 @@ const { usePartnerSuite } = await import('../support/api');
 const { createHandler: scheduledRun } = await import('../../functions/settlement-scheduled');
 const { settlementDeps } = await import('../../lib/composition/settlement');
 const { chargeBack, failNextPayout, inParallel, refund, transactionIn } = await import('../support/settlement');
-const { seededRandom, sleep, tally } = await import('../support/reliability-tools');
+const { seededRandom, sleep, tally } = await import('../support/reliability/tools');
 const { seedFrom } = await import('../support/seeds');
 type Transaction = Awaited<ReturnType<typeof transactionIn>>;
 type SettlementDeps = typeof settlementDeps;

@@ -22,7 +22,7 @@ import { SignJWT } from 'jose';
 import { API_PREFIX, type RouteDefinition, routeKey, routes } from '../../lib/routes';
 import { config } from '../../lib/config';
 import { type PartnerCredentials, sign, TestApi } from '../support/api';
-import { accessOf, type Answer, type Expect, leakOf, type Probe, send } from '../support/reliability-probes';
+import { accessOf, type Answer, type Expect, leakOf, type Probe, send } from '../support/reliability/probes';
 import { railTransfers, refund, transactionIn } from '../support/settlement';
 
 const TEST_TIMEOUT_MS = 60_000;

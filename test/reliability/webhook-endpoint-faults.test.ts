@@ -12,14 +12,14 @@
  *
  * Short settings where the code takes them: `WEBHOOK_RETRY_BASE_MS` (env) and the sender's timeout (the consumer's
  * `send` dependency: 2 s instead of 10 s; the timeout path is the same code). The pipeline runs on a table of
- * its own, as in test/integration/webhooks-end-to-end.test.ts, so it delivers nothing other test files write.
+ * its own, as in test/integration/webhooks/end-to-end.test.ts, so it delivers nothing other test files write.
  *
  * Already covered elsewhere, and not repeated: each failure kind alone against the consumer with a fake queue and
- * clock, duplicate messages, resend (test/integration/webhook-delivery.test.ts); a 500 endpoint end to end with
- * resend (test/integration/webhooks-end-to-end.test.ts).
+ * clock, duplicate messages, resend (test/integration/webhooks/delivery.test.ts); a 500 endpoint end to end with
+ * resend (test/integration/webhooks/end-to-end.test.ts).
  */
 import { describe, expect, it } from '@jest/globals';
-import { useReliabilityPipeline } from '../support/reliability-pipeline';
+import { useReliabilityPipeline } from '../support/reliability/pipeline';
 
 const RETRY_BASE_MS = 300;
 /**
@@ -44,7 +44,7 @@ const world = await useReliabilityPipeline({
   },
 });
 const { receiver, unprocessed, deliveriesOf, auditOf, succeededPayment } = world;
-const { until } = await import('../support/reliability-tools');
+const { until } = await import('../support/reliability/tools');
 type Credentials = Awaited<ReturnType<ReturnType<typeof world.api>['createPartner']>>;
 const endpoint = (partner: Credentials, path: string) => world.endpoint(partner, path);
 

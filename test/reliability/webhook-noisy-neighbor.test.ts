@@ -11,7 +11,7 @@
  * webhook held up by even one of A's attempts would show.
  */
 import { describe, expect, it } from '@jest/globals';
-import { noisyAndQuietPartners, paymentsOneAfterAnother, useReliabilityPipeline } from '../support/reliability-pipeline';
+import { noisyAndQuietPartners, paymentsOneAfterAnother, useReliabilityPipeline } from '../support/reliability/pipeline';
 
 const ATTEMPT_TIMEOUT_MS = 5_000;
 const DEAD_ENDPOINTS = 20;
@@ -27,7 +27,7 @@ const world = await useReliabilityPipeline({
     '/b/ok': { status: 200 },
   },
 });
-const { times, until } = await import('../support/reliability-tools');
+const { times, until } = await import('../support/reliability/tools');
 
 describe('one partner’s 20 endpoints that never answer, under a burst of its payments', () => {
   it('do not delay another partner’s webhooks: none of B’s messages waits for a consumer behind A’s timeouts, and A’s endpoints get one attempt at a time', async () => {

@@ -11,7 +11,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { SLOW_ENDPOINT_LEASES } from '../../lib/domain/endpoint-breaker';
-import { noisyAndQuietPartners, paymentsOneAfterAnother, useReliabilityPipeline } from '../support/reliability-pipeline';
+import { noisyAndQuietPartners, paymentsOneAfterAnother, useReliabilityPipeline } from '../support/reliability/pipeline';
 
 const ANSWER_MS = 4_000;
 const SLOW_ENDPOINTS = 4;
@@ -28,7 +28,7 @@ const world = await useReliabilityPipeline({
     '/b/ok': { status: 200 },
   },
 });
-const { times, until } = await import('../support/reliability-tools');
+const { times, until } = await import('../support/reliability/tools');
 
 /** The most requests to `path` whose answers were awaited at once (each held for `ANSWER_MS` from its arrival). */
 function mostAtOnce(path: string): number {

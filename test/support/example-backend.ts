@@ -1,5 +1,5 @@
 /**
- * What the example partner backend's test files (test/integration/example-partner-backend-*.test.ts) share: the
+ * What the example partner backend's test files (test/integration/examples/partner-backend-*.test.ts) share: the
  * example's own ServiceClient for a partner of the file's delivery world, and a checkout request for one of the
  * partner's clients. It loads no service module (the example's client imports only node:crypto), so a test file
  * may import it before it calls `useDeliveryWorld`.

@@ -1,5 +1,5 @@
 /**
- * Run as its own process by `test/unit/tracing.test.ts`, with a Lambda environment: loads the modules that create
+ * Run as its own process by `test/unit/config-and-clients/tracing.test.ts`, with a Lambda environment: loads the modules that create
  * the service's AWS SDK clients and prints, as one JSON line, which clients went through the tracer, whether the
  * DynamoDB client carries X-Ray's instrumentation, and whether Node's `https` (the Stripe SDK's transport) was
  * patched. A process of its own, because the patch is global and would reach every test of a jest worker.

@@ -1,0 +1,198 @@
+/**
+ * The outbox sweep against DynamoDB Local: it relays a pending delivery once its relay time has passed, leases
+ * it so that concurrent sweeps send it once, gives the lease back when the enqueue fails, and leaves alone an
+ * entry that changed since it was read. The clock is given, and the sweep sees only this file's entries (the
+ * table and its outbox are shared with other test files).
+ */
+import { describe, expect, it } from '@jest/globals';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { newId } from '../../../lib/domain/ids';
+import type { WebhookDelivery } from '../../../lib/domain/webhooks';
+import { OUTBOX_GRACE_MS, putNewDelivery } from '../../../lib/store/deliveries';
+import { documentClient, tableName } from '../../../lib/store/dynamo';
+import { keys } from '../../../lib/store/keys';
+import * as outbox from '../../../lib/store/outbox';
+import { type OutboxDeps, SWEEP_LEASE_MS, sweepOutbox } from '../../../lib/use-cases/webhook-outbox';
+import type { DeliveryQueue } from '../../../lib/webhooks/queue';
+
+/** A delivery created at `createdAt` (a fixed past time: its relay time, 30 s later, is under the test's control). */
+const pendingDelivery = (createdAt: Date): WebhookDelivery => ({
+  id: newId.webhookDelivery(),
+  eventId: newId.partnerEvent(),
+  endpointId: newId.webhookEndpoint(),
+  partnerId: newId.partner(),
+  event: 'transaction_failed',
+  svcTxId: newId.svcTx(),
+  payload: '{"event":"transaction_failed"}',
+  status: 'pending',
+  attempts: 0,
+  lastHttpStatus: null,
+  lastError: null,
+  createdAt: createdAt.toISOString(),
+  updatedAt: createdAt.toISOString(),
+});
+
+const writeDelivery = (delivery: WebhookDelivery) => documentClient.send(new TransactWriteCommand({ TransactItems: [putNewDelivery(delivery)] }));
+
+const outboxKeyOf = async (deliveryId: string) => {
+  const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.webhookDelivery(deliveryId), ConsistentRead: true }));
+  return Item?.gsi2sk as string | undefined;
+};
+
+/** The sweep's adapters: the real outbox store, seeing only `ids`, and a queue that records (or fails). */
+function sweepDeps(ids: Set<string>, options: { failEnqueue?: boolean; beforeLease?: (deliveryId: string) => Promise<void> } = {}) {
+  const sent: string[] = [];
+  const delays = new Map<string, number>();
+  const deliveryQueue: DeliveryQueue = {
+    async send(message, delaySeconds) {
+      if (options.failEnqueue === true) throw new Error('queue unavailable');
+      if (!('deliveryId' in message)) throw new Error('the sweep sends delivery messages only');
+      sent.push(message.deliveryId);
+      delays.set(message.deliveryId, delaySeconds);
+    },
+  };
+  const deps: OutboxDeps = {
+    deliveryQueue,
+    outbox: {
+      async *outboxEntries(upTo) {
+        for await (const page of outbox.outboxEntries(upTo)) yield page.filter((entry) => ids.has(entry.deliveryId));
+      },
+      async leaseOutboxEntry(entry, relayAfter) {
+        await options.beforeLease?.(entry.deliveryId);
+        return outbox.leaseOutboxEntry(entry, relayAfter);
+      },
+      releaseOutboxLease: outbox.releaseOutboxLease,
+    },
+  };
+  return { deps, sent, delays };
+}
+
+/** A moment of the past, different per test, so no other entry of the shared outbox is due at it. */
+const pastMoment = (offsetMinutes: number) => new Date(Date.UTC(2001, 1, 3, 4, offsetMinutes, 0, 0) + Math.floor(Math.random() * 1000));
+
+describe('the outbox sweep', () => {
+  it('relays a delivery only once its relay grace has passed, and then moves it forward by the lease', async () => {
+    const createdAt = pastMoment(0);
+    const delivery = pendingDelivery(createdAt);
+    await writeDelivery(delivery);
+    const { deps, sent, delays } = sweepDeps(new Set([delivery.id]));
+
+    const early = await sweepOutbox(deps, { now: new Date(createdAt.getTime() + OUTBOX_GRACE_MS - 1) });
+    expect(early.relayed).toEqual([]);
+
+    const now = new Date(createdAt.getTime() + OUTBOX_GRACE_MS);
+    const due = await sweepOutbox(deps, { now });
+
+    expect(due.relayed).toEqual([delivery.id]);
+    expect(sent).toEqual([delivery.id]);
+    expect(delays.get(delivery.id)).toBe(0);
+    expect(await outboxKeyOf(delivery.id)).toBe(`${new Date(now.getTime() + SWEEP_LEASE_MS).toISOString()}#${delivery.id}`);
+  });
+
+  it('sends a due delivery once when sweeps run concurrently (the lease is conditional)', async () => {
+    const createdAt = pastMoment(10);
+    const deliveries = [pendingDelivery(createdAt), pendingDelivery(createdAt), pendingDelivery(createdAt)];
+    for (const delivery of deliveries) await writeDelivery(delivery);
+    const { deps, sent } = sweepDeps(new Set(deliveries.map((delivery) => delivery.id)));
+    const now = new Date(createdAt.getTime() + 60_000);
+
+    const results = await Promise.all([1, 2, 3, 4].map(() => sweepOutbox(deps, { now })));
+
+    expect(sent.sort()).toEqual(deliveries.map((delivery) => delivery.id).sort());
+    expect(results.reduce((sum, result) => sum + result.relayed.length, 0)).toBe(3);
+    expect(results.reduce((sum, result) => sum + result.skipped, 0)).toBeGreaterThan(0);
+  });
+
+  it('gives the lease back when the enqueue fails, so the next sweep relays the delivery', async () => {
+    const createdAt = pastMoment(20);
+    const delivery = pendingDelivery(createdAt);
+    await writeDelivery(delivery);
+    const keyBefore = await outboxKeyOf(delivery.id);
+    const now = new Date(createdAt.getTime() + 60_000);
+
+    const failed = await sweepOutbox(sweepDeps(new Set([delivery.id]), { failEnqueue: true }).deps, { now });
+    expect(failed.failed.map((failure) => failure.deliveryId)).toEqual([delivery.id]);
+    expect(await outboxKeyOf(delivery.id)).toBe(keyBefore);
+
+    const { deps, sent } = sweepDeps(new Set([delivery.id]));
+    await sweepOutbox(deps, { now });
+    expect(sent).toEqual([delivery.id]);
+  });
+
+  it('leaves an entry that changed after it was read (the consumer claimed it) to its new owner', async () => {
+    const createdAt = pastMoment(30);
+    const delivery = pendingDelivery(createdAt);
+    await writeDelivery(delivery);
+    const claim = (deliveryId: string) =>
+      documentClient.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: keys.webhookDelivery(deliveryId),
+          UpdateExpression: 'SET attempts = :one, gsi2sk = :later',
+          ExpressionAttributeValues: { ':one': 1, ':later': `2001-02-03T05:00:00.000Z#${deliveryId}` },
+        }),
+      ).then(() => undefined);
+    const { deps, sent } = sweepDeps(new Set([delivery.id]), { beforeLease: claim });
+
+    const result = await sweepOutbox(deps, { now: new Date(createdAt.getTime() + 60_000) });
+
+    expect(result).toMatchObject({ relayed: [], skipped: 1 });
+    expect(sent).toEqual([]);
+    expect(await outboxKeyOf(delivery.id)).toBe(`2001-02-03T05:00:00.000Z#${delivery.id}`);
+  });
+
+  it('relays every pending delivery when the queue is known to be empty: one not yet attempted at once, a retry delayed until it is due, none due past 15 minutes', async () => {
+    const now = pastMoment(40);
+    const fresh = pendingDelivery(now);
+    const retry = pendingDelivery(new Date(now.getTime() - 60_000));
+    await writeDelivery(fresh);
+    await writeDelivery(retry);
+    // The retry's first attempt failed; its next one is due in a minute. Another's is due in an hour (a parked deferral)
+    const distant = pendingDelivery(new Date(now.getTime() - 60_000));
+    await writeDelivery(distant);
+    for (const [delivery, dueInMs] of [[retry, 60_000], [distant, 3_600_000]] as const) {
+      await documentClient.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: keys.webhookDelivery(delivery.id),
+          UpdateExpression: 'SET attempts = :one, nextAttemptAt = :due, gsi2sk = :next',
+          ExpressionAttributeValues: { ':one': 1, ':due': now.getTime() + dueInMs, ':next': `${new Date(now.getTime() + dueInMs + 30_000).toISOString()}#${delivery.id}` },
+        }),
+      );
+    }
+    const { deps, sent, delays } = sweepDeps(new Set([fresh.id, retry.id, distant.id]));
+
+    expect((await sweepOutbox(deps, { now })).relayed).toEqual([]);
+    const result = await sweepOutbox(deps, { now, queueEmpty: true });
+
+    expect(result.relayed.sort()).toEqual([fresh.id, retry.id].sort());
+    expect(sent.sort()).toEqual([fresh.id, retry.id].sort());
+    expect(delays.get(fresh.id)).toBe(0);
+    expect(delays.get(retry.id)).toBe(60);
+    // ... and leased past that delay, so the next sweep leaves it to the delayed message
+    expect((await sweepOutbox(deps, { now: new Date(now.getTime() + 61_000) })).relayed).toEqual([]);
+  });
+
+  it('relays a delivery whose attempt was cut short (a process killed mid-attempt) delayed until its attempt lease ends, not after the sweep lease', async () => {
+    // Arrange: an attempt claimed 10 s ago by a process that then died: its 60 s lease runs 50 s more
+    const now = pastMoment(41);
+    const cut = pendingDelivery(new Date(now.getTime() - 20_000));
+    await writeDelivery(cut);
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.webhookDelivery(cut.id),
+        UpdateExpression: 'SET attempts = :one, leaseUntil = :lease, gsi2sk = :next',
+        ExpressionAttributeValues: { ':one': 1, ':lease': now.getTime() + 50_000, ':next': `${new Date(now.getTime() + 80_000).toISOString()}#${cut.id}` },
+      }),
+    );
+    const { deps, delays } = sweepDeps(new Set([cut.id]));
+
+    // Act: the first sweep after the restart (the queue empty)
+    const result = await sweepOutbox(deps, { now, queueEmpty: true });
+
+    // Assert: relayed, due as the lease ends (a message at once would find the attempt still leased, and be dropped)
+    expect(result.relayed).toEqual([cut.id]);
+    expect(delays.get(cut.id)).toBe(50);
+  });
+});

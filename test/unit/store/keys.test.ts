@@ -1,0 +1,25 @@
+import { describe, expect, it } from '@jest/globals';
+import { keys } from '../../../lib/store/keys';
+
+describe('key builders', () => {
+  it('prefix every key with its entity so that entities never collide', () => {
+    expect(keys.partner('p_1')).toEqual({ pk: 'PARTNER#p_1', sk: 'PROFILE' });
+    expect(keys.client('p_1', 'merchant-1')).toEqual({ pk: 'PARTNER#p_1', sk: 'CLIENT#merchant-1' });
+    expect(keys.transaction('svc_tx_1')).toEqual({ pk: 'TX#svc_tx_1', sk: 'TX' });
+    expect(keys.idempotency('p_1', 'POST /clients', 'k-1').pk).toBe('IDEMPOTENCY#p_1#POST /clients#k-1');
+  });
+
+  it('order time-ordered sort keys by creation time, then id', () => {
+    const earlier = keys.transactionIndex('p_1', 'svc_tx_b', '2026-11-21T10:00:00.000Z').gsi1sk ?? '';
+    const later = keys.transactionIndex('p_1', 'svc_tx_a', '2026-11-21T10:00:00.001Z').gsi1sk ?? '';
+    const sameMsOtherId = keys.transactionIndex('p_1', 'svc_tx_c', '2026-11-21T10:00:00.000Z').gsi1sk ?? '';
+
+    expect([later, sameMsOtherId, earlier].sort()).toEqual([earlier, sameMsOtherId, later]);
+  });
+
+  it('group the settlement index by client and currency', () => {
+    const index = keys.settlementIndex('p_1', 'merchant-1', 'EUR', '2026-11-20T00:00:00.000Z', 'svc_tx_1');
+
+    expect(index).toEqual({ gsi3pk: 'SETTLE#p_1', gsi3sk: 'merchant-1#EUR#2026-11-20T00:00:00.000Z#svc_tx_1' });
+  });
+});
