@@ -25,8 +25,8 @@ import { seedFrom } from '../support/seeds';
 import { inParallel } from '../support/settlement';
 
 /**
- * The storm's order and pauses: the same every run unless `STORM_SEED=<seed>` draws another (printed at the start,
- * and in a failure's diff, so a failing storm replays with it).
+ * The storm's order and pauses: the same every run unless `STORM_SEED=<seed>` draws another (printed when the file
+ * loads, and in a failure's diff, so a failing storm replays with it).
  */
 const SEED = seedFrom('STORM_SEED', 28_112_026);
 const TRANSACTIONS_PER_SCENARIO = 3;
@@ -251,7 +251,6 @@ describe('a storm of processor events: duplicated, shuffled, concurrent', () => 
       // Act: the transactions in a shuffled order, CONCURRENT_TRANSACTIONS at a time; each one's posts all at once, in
       // a shuffled order and each after a random pause of up to JITTER_MS (so some race each other and some arrive in
       // an order), as a processor retrying and a network reordering would deliver them
-      console.log(`processor event storm: seed ${SEED} (STORM_SEED=<seed> replays another)`);
       const random = seededRandom(SEED);
       const started = Date.now();
       const bursts = shuffled(subjects, random).map((subject) => ({

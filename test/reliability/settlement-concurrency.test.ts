@@ -198,9 +198,8 @@ describe('refunds and chargebacks racing concurrent runs', () => {
     const reversals = new Map<string, 'refund' | 'chargeback'>(transactions.slice(0, 15).map((tx, i) => [tx.svcTxId, i % 3 === 2 ? 'chargeback' : 'refund']));
     const reverse = (tx: Transaction) => (reversals.get(tx.svcTxId) === 'refund' ? refund(suite.api, tx) : chargeBack(suite.api, tx));
     const [before, racing, after] = [transactions.slice(0, 5), transactions.slice(5, 10), transactions.slice(10, 15)];
-    // The racing reversals' pauses: the same every run unless SETTLEMENT_RACE_SEED draws others.
+    // The racing reversals' pauses: the same every run unless SETTLEMENT_RACE_SEED draws others (printed).
     const seed = seedFrom('SETTLEMENT_RACE_SEED', 28_112_026);
-    console.log(`settlement race: seed ${seed} (SETTLEMENT_RACE_SEED=<seed> replays another)`);
     const random = seededRandom(seed);
 
     // Act: 5 reversed before the runs; 3 runs and 5 reversals at once (each after a random pause of up to 100 ms);

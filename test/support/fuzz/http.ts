@@ -8,6 +8,7 @@ import { createHash, createHmac, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import type { PartnerCredentials } from '../api';
 import { contractViolation } from '../contract';
+import { seedFrom } from '../seeds';
 
 export interface Answer {
   status: number;
@@ -150,7 +151,7 @@ export function assertThat(condition: boolean, message: () => string): asserts c
  * minute and a half on a busy 2-core machine; raise it for a deeper run).
  */
 export function fuzzParameters<T>(property: string, numRuns: number, extra: fc.Parameters<T> = {}): fc.Parameters<T> {
-  const base = Number(process.env.FUZZ_SEED ?? 11_062_026);
+  const base = seedFrom('FUZZ_SEED', 11_062_026);
   const salt = createHash('sha256').update(property).digest().readUInt32BE(0);
   const factor = Number(process.env.FUZZ_RUNS_FACTOR ?? 1);
   return { seed: (base ^ salt) | 0, numRuns: Math.max(1, Math.round(numRuns * factor)), ...extra };

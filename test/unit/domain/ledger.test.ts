@@ -15,8 +15,9 @@ import { currencyCode } from '../../../lib/domain/money';
 import { planPaymentUpdate, succeedsWith, type PartnerNotice } from '../../../lib/domain/payment-update';
 import type { FeeBreakdown, Transaction } from '../../../lib/domain/transaction';
 import { toProcessorEvent } from '../../../lib/processor/events';
+import { seedFrom } from '../../support/seeds';
 
-const SEED = Number(process.env.LEDGER_SEED ?? 27112026);
+const SEED = seedFrom('LEDGER_SEED', 27_112_026);
 
 // ---------------------------------------------------------------------------------------------------------
 // The processor's side: one payment's history, and the events Stripe sends for it.

@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import type { EntryType } from '../../../lib/domain/ledger';
 import { currencyCode } from '../../../lib/domain/money';
 import { MAX_ITEMS_PER_BATCH, planBatches, totalsOf, type PlannedBatch, type SettlementItem, type SettlementPlan } from '../../../lib/domain/settlement';
+import { seedFrom } from '../../support/seeds';
 
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 1) + seconds * 1000).toISOString();
 
@@ -124,7 +125,7 @@ const byGroup = (plan: SettlementPlan) =>
   );
 
 /** A fixed seed (SETTLEMENT_SEED replays another), so a failure reproduces. */
-const SEED = Number(process.env.SETTLEMENT_SEED ?? 27112026);
+const SEED = seedFrom('SETTLEMENT_SEED', 27_112_026);
 
 describe('planBatches', () => {
   it('puts every entry in at most one batch of its own partner, client and currency, at most 99 each, and every sale of a group that nets above zero', () => {
