@@ -3,6 +3,12 @@
  * partner runs it: configured by its environment variables (examples/partner-backend/README.md), listening on a
  * port of its choosing. The runtime talks to it over HTTP only, so the service never loads the example's code.
  *
+ * That path is still a dependency on examples/, at run time, which the `nothing-imports-examples` rule of
+ * `.dependency-cruiser.cjs` cannot see (it follows imports, and this is a path string). It is the intended shape:
+ * the partner's code runs as a partner runs it, in its own process, started from its own entry point, and nothing
+ * of it enters the service's module graph. Moving or renaming that file breaks `npm start`'s `/sandbox`, which
+ * test/integration/sandbox-checkout.test.ts would show.
+ *
  * Like a partner's process, it is given its own configuration and the little a Node process needs
  * ({@link INHERITED}), never the runtime's environment: that holds the admin JWT secret, the processor's keys and
  * AWS credentials, none of them the partner's.
