@@ -17,14 +17,8 @@ import {
 import { assertActsFor, type Caller, type IdempotencyScope } from '../domain/caller';
 import type { FoldedCompletion } from '../domain/idempotency';
 import type { PaymentIntent, Processor } from './ports/processor';
-import {
-  type ClientReader,
-  IntentAlreadyLinked,
-  type PayeeReader,
-  TransactionExists,
-  type TransactionStore,
-  TransactionStateConflict,
-} from './ports/transaction-store';
+import type { ClientReader, PayeeReader } from './ports/partner-readers';
+import { IntentAlreadyLinked, TransactionExists, type TransactionStore, TransactionStateConflict } from './ports/transaction-store';
 import { NO_REVERSALS } from '../domain/ledger';
 import { applyPaymentEvent, type PaymentEventDeps } from './processor-events';
 
