@@ -1,5 +1,5 @@
 /** An API key as the service keeps it, and what may be shown or needed of it (decisions.md §2). */
-import type { SealedSecret } from '../secrets/secret-box';
+import type { SealedSecret } from '../domain/sealed-secret';
 import type { KeyScope } from './credentials';
 
 export interface StoredApiKey {

@@ -1,5 +1,6 @@
 import { config } from '../config';
-import { SECRET_PURPOSE, secretBox } from '../secrets';
+import { SECRET_PURPOSE } from '../domain/sealed-secret';
+import { secretBox } from '../secrets';
 import * as deliveries from '../store/deliveries';
 import * as webhookEndpoints from '../store/webhook-endpoints';
 import type { WebhookDeliveryDeps } from '../use-cases/webhook-deliveries';

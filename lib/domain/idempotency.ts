@@ -36,8 +36,3 @@ export interface FoldedCompletion {
   response: StoredResponse;
   committed: boolean;
 }
-
-/** How long a write that settles a key may take (`abortSignal`: the caller's time left); unbounded without it. */
-export interface SettleOptions {
-  abortSignal?: AbortSignal;
-}

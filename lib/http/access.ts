@@ -17,10 +17,11 @@ import { isPartnerId } from '../domain/ids';
 import type { PayeeIds } from '../domain/partner';
 import { errors, fieldValidationError, ServiceError } from '../domain/errors';
 import { countMetric, logger } from '../observability';
-import { SECRET_PURPOSE, secretBox } from '../secrets';
+import { SECRET_PURPOSE } from '../domain/sealed-secret';
 import type { StoredResponse } from '../domain/idempotency';
 import { type ChainRequest, type ChainStep, stepAnswering } from './middlewares';
-import type { HttpPorts, IdempotencyRecords, PartnerLookup } from './ports';
+import type { PartnerReader } from '../use-cases/ports/partner-readers';
+import type { HttpPorts, IdempotencyRecords } from './ports';
 import { errorResult, toHttpResponse } from './response';
 import { clientIdentifier } from './schemas';
 import type { IdempotencyLease, RequestState } from './types';
@@ -96,7 +97,7 @@ function namedIds(svc: RequestState): { partner_id?: unknown; client_id?: unknow
 }
 
 /** Partner `partnerId`, from the payee read with the key when it is that one, else from the table. */
-const partnerOf = (partners: PartnerLookup, svc: RequestState, partnerId: string) =>
+const partnerOf = (partners: PartnerReader, svc: RequestState, partnerId: string) =>
   svc.payee?.partnerId === partnerId ? svc.payee.partner : partners.getPartner(partnerId);
 
 /**
@@ -143,7 +144,7 @@ export function rateLimit(ports: Pick<HttpPorts, 'rateLimit' | 'partners'>): Cha
  * valid). A platform key whose body names no partner is its own owner, which no partner record matches: the
  * default applies (and the body fails validation later anyway).
  */
-async function rateLimitOf(partners: PartnerLookup, svc: RequestState): Promise<number> {
+async function rateLimitOf(partners: PartnerReader, svc: RequestState): Promise<number> {
   const owner = ownerOf(svc);
   // No read for an owner that cannot be a partner (a platform key whose body names none).
   const partner = svc.caller.kind === 'partner' ? svc.caller.partner : isPartnerId(owner) ? await partnerOf(partners, svc, owner) : undefined;
@@ -166,14 +167,14 @@ export function queryPartnerScope(): ChainStep {
 }
 
 /** `x-svc-hmac`: HMAC-SHA256 of the exact raw body with the key's secret, compared in constant time. */
-export function hmacSignature(): ChainStep {
+export function hmacSignature(ports: Pick<HttpPorts, 'secrets'>): ChainStep {
   return stepAnswering(['HMAC_MISSING', 'HMAC_INVALID'], {
     before: async (request: ChainRequest) => {
       const received = request.event.headers['x-svc-hmac'];
       if (received === undefined || received.trim() === '') throw errors.hmacMissing();
       const { apiKey: stored, rawBody } = request.context.svc;
       if (stored === undefined) throw new Error('hmacSignature() must follow apiKey()');
-      const secret = await secretBox.open(stored.hmacSecret, SECRET_PURPOSE.hmac);
+      const secret = await ports.secrets.open(stored.hmacSecret, SECRET_PURPOSE.hmac);
       if (!signatureMatches(secret, rawBody, received.trim())) throw errors.hmacInvalid();
     },
   });

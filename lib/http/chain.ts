@@ -225,6 +225,6 @@ function accessSteps(options: { access: Access; partnerOnly?: boolean | undefine
     case 'partner-read':
       return [apiKey(keyOptions, ports), queryPartnerScope()];
     case 'partner-mutation':
-      return [apiKey(keyOptions, ports), hmacSignature(), queryPartnerScope(), rateLimit(ports), idempotencyKeyHeader(), idempotency(ports)];
+      return [apiKey(keyOptions, ports), hmacSignature(ports), queryPartnerScope(), rateLimit(ports), idempotencyKeyHeader(), idempotency(ports)];
   }
 }

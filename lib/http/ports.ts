@@ -1,12 +1,15 @@
 /**
  * What the chain's access steps and error mapper need from outside `lib/http`: the API keys, partners, rate
- * windows and idempotency records they read and write, and which errors mean a dependency is down. The chain
- * knows these interfaces only; the composition point (`lib/composition/http-route.ts`) wires the DynamoDB adapters
- * behind them, so the chain has no idea which store, or which SDK's exceptions, it is talking to.
+ * windows and idempotency records they read and write, the secret box that opens a key's HMAC secret, and which
+ * errors mean a dependency is down. The chain knows these interfaces only; the composition point
+ * (`lib/composition/http-route.ts`) wires the DynamoDB adapters and the secret box behind them, so the chain has no
+ * idea which store, which key service, or which SDK's exceptions, it is talking to.
  */
 import type { StoredApiKey } from '../auth/api-keys';
-import type { Claim, ClaimRequest, LeaseKey, SettleOptions, StoredResponse } from '../domain/idempotency';
-import type { KnownPayee, Partner, PayeeIds } from '../domain/partner';
+import type { Claim, ClaimRequest, LeaseKey, StoredResponse } from '../domain/idempotency';
+import type { KnownPayee, PayeeIds } from '../domain/partner';
+import type { PartnerReader } from '../use-cases/ports/partner-readers';
+import type { SecretSealer } from '../use-cases/ports/secret-sealer';
 
 export interface ApiKeyLookup {
   /** The key stored under this hash; `undefined` when there is none (revoked or never issued). */
@@ -18,16 +21,20 @@ export interface ApiKeyLookup {
   findApiKeyAndPayee(keyHash: string, named: PayeeIds): Promise<{ apiKey: StoredApiKey | undefined; payee: KnownPayee }>;
 }
 
-export interface PartnerLookup {
-  getPartner(partnerId: string): Promise<Partner | undefined>;
-}
-
 /** Fixed one-minute windows per owner, counted atomically across every instance of the service. */
 export interface RequestCounter {
   /** The time the limiter counts by, in ms since the epoch (tests pin it inside a window). */
   now(): number;
   /** Adds one request to the owner's window and answers the window's count including it. */
   countRequest(owner: string, windowStartMinute: number): Promise<number>;
+}
+
+/**
+ * How long a write that settles a key may take (`abortSignal`: the function's time left, less the margin the chain
+ * keeps to answer); unbounded without it.
+ */
+export interface SettleOptions {
+  abortSignal?: AbortSignal;
 }
 
 /** The idempotency records (decisions.md §4): a request claims its key as a lease, then completes or releases it. */
@@ -49,7 +56,9 @@ export type DependencyFailureCheck = (error: unknown) => boolean;
 
 export interface HttpPorts {
   apiKeys: ApiKeyLookup;
-  partners: PartnerLookup;
+  partners: PartnerReader;
+  /** Opens the HMAC secret of the key a mutation is signed with; the chain never seals. */
+  secrets: Pick<SecretSealer, 'open'>;
   rateLimit: RequestCounter;
   idempotency: IdempotencyRecords;
   isDependencyUnavailable: DependencyFailureCheck;

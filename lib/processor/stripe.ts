@@ -7,12 +7,12 @@
  */
 import Stripe from 'stripe';
 import { timeLeftMs } from '../deadline';
-import { errors, fieldValidationError, formValidationError, ServiceError } from '../domain/errors';
+import { errors, ServiceError } from '../domain/errors';
 import { normalizeCurrency } from '../domain/money';
 import { intentOutcomeEvent } from './event-objects';
 import { verifyStripeEvent } from './events';
 import { publishableKeyFrom, type LoadProcessorKeys } from './keys';
-import type { NewPaymentIntent, PaymentIntent, Processor } from '../use-cases/ports/processor';
+import { type NewPaymentIntent, type PaymentIntent, type PaymentParameter, type Processor, ProcessorRefusedParameter } from '../use-cases/ports/processor';
 import { fromStripeAmount, toStripeAmount } from './stripe-amounts';
 
 function connectionOptions(apiBase: string | undefined) {
@@ -23,19 +23,19 @@ function connectionOptions(apiBase: string | undefined) {
 }
 
 /**
- * The Stripe parameters the service fills from the partner's request -> the partner's field names. The
+ * The Stripe parameters the service fills from the partner's request -> the port's names for them. The
  * metadata values `partner_reference`, `partner_id` and `client_id` are the partner's too; `svc_tx_id`, and every
  * parameter not listed, the service sets itself.
  */
-const FIELD_OF_PARAM = new Map([
+const PARAMETER_OF_PARAM = new Map<string, PaymentParameter>([
   ['amount', 'amount'],
   ['currency', 'currency'],
-  ['receipt_email', 'email'],
-  ['statement_descriptor_suffix', 'statement_descriptor_suffix'],
-  ['metadata[partner_reference]', 'partner_reference'],
-  ['metadata[partner_id]', 'partner_id'],
-  ['metadata[client_id]', 'client_id'],
-  ['intent', 'processor_payment_intent_id'],
+  ['receipt_email', 'receiptEmail'],
+  ['statement_descriptor_suffix', 'statementDescriptorSuffix'],
+  ['metadata[partner_reference]', 'metadata.partner_reference'],
+  ['metadata[partner_id]', 'metadata.partner_id'],
+  ['metadata[client_id]', 'metadata.client_id'],
+  ['intent', 'paymentIntentId'],
 ]);
 
 /**
@@ -45,17 +45,16 @@ const FIELD_OF_PARAM = new Map([
 const PAYMENT_VALUE_CODES = new Set(['amount_too_small', 'amount_too_large', 'invalid_charge_amount', 'email_invalid', 'invalid_characters']);
 
 /**
- * A refusal caused by what the partner sent becomes a 400 (decisions.md §3: no 500 for caller input): a
- * VALIDATION_ERROR on the partner's field when Stripe names a parameter filled from it (a minimum charge
- * amount, a descriptor Stripe will not print), or on the form when Stripe refuses a payment value without
- * naming one. Anything else (an unknown, missing or conflicting parameter, a value the service made itself) is
- * the service's own bug: `undefined`, and the refusal stays a 500.
+ * A refusal caused by what the partner sent is the port's {@link ProcessorRefusedParameter} (which the use case
+ * answers with a 400: decisions.md §3, no 500 for caller input): naming the value when Stripe names a parameter
+ * filled from it (a minimum charge amount, a descriptor Stripe will not print), naming none when Stripe refuses a
+ * payment value without naming one. Anything else (an unknown, missing or conflicting parameter, a value the
+ * service made itself) is the service's own bug: `undefined`, and the refusal stays a 500.
  */
-function refusedParameter(error: InstanceType<typeof Stripe.errors.StripeInvalidRequestError>): ServiceError | undefined {
-  const message = `Refused by the card processor: ${error.message}`;
-  const field = error.param === undefined ? undefined : FIELD_OF_PARAM.get(error.param);
-  if (field !== undefined) return fieldValidationError(field, message, 'The card processor refused the request');
-  if (error.code !== undefined && PAYMENT_VALUE_CODES.has(error.code)) return formValidationError(message);
+function refusedParameter(error: InstanceType<typeof Stripe.errors.StripeInvalidRequestError>): ProcessorRefusedParameter | undefined {
+  const parameter = error.param === undefined ? undefined : PARAMETER_OF_PARAM.get(error.param);
+  if (parameter !== undefined) return new ProcessorRefusedParameter(parameter, error.message, 'processor');
+  if (error.code !== undefined && PAYMENT_VALUE_CODES.has(error.code)) return new ProcessorRefusedParameter(undefined, error.message, 'processor');
   return undefined;
 }
 
@@ -146,7 +145,7 @@ export function createStripeProcessor(options: StripeProcessorOptions): Processo
     try {
       return await request(limitsWithin(timeLeftMs()));
     } catch (error) {
-      if (error instanceof ServiceError) throw error;
+      if (error instanceof ServiceError || error instanceof ProcessorRefusedParameter) throw error;
       if (error instanceof Stripe.errors.StripeInvalidRequestError) throw refusedParameter(error) ?? error;
       // Stripe answered with a failure the request cannot fix: the partner should retry (the 5xx frees its key). A
       // card error on a call that carries no card (creating an unconfirmed intent) is the processor's own refusal.
@@ -167,7 +166,7 @@ export function createStripeProcessor(options: StripeProcessorOptions): Processo
     createPaymentIntent: (intent: NewPaymentIntent) =>
       call(async (limits) => {
         const amount = toStripeAmount(intent.amountMinor, intent.currency);
-        if (!amount.ok) throw fieldValidationError('amount', amount.reason);
+        if (!amount.ok) throw new ProcessorRefusedParameter('amount', amount.reason, 'adapter');
         return toPaymentIntent(
           await (await stripe()).paymentIntents.create(
             {

@@ -1,4 +1,7 @@
-/** The secret box of this process: KMS when `KMS_KEY_ID` is set (AWS), else the local key file. */
+/**
+ * The secret box of this process: KMS when `KMS_KEY_ID` is set (AWS), else the local key file. An adapter: only
+ * `lib/composition` wires it (into the chain's HMAC check and the use cases that seal or open secrets).
+ */
 import { join } from 'node:path';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { config } from '../config';
@@ -12,5 +15,3 @@ export const secretBox = createSecretBox(
     ? localKeyEncryptionKey(join(config.LOCAL_DATA_DIR, 'local-kms.key'))
     : kmsKeyEncryptionKey(traced(new KMSClient({ region: config.AWS_REGION })), config.KMS_KEY_ID),
 );
-
-export const SECRET_PURPOSE = { hmac: 'api-key-hmac-secret', webhook: 'webhook-endpoint-secret' } as const;

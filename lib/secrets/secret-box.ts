@@ -6,17 +6,7 @@
  * for one use cannot be opened as another.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-
-export interface SealedSecret {
-  v: 1;
-  /** Which key-encryption key wrapped the data key: a KMS key id, or `local`. */
-  kek: string;
-  /** The data key, encrypted by the key-encryption key (base64). */
-  edk: string;
-  iv: string;
-  tag: string;
-  ct: string;
-}
+import type { SealedSecret } from '../domain/sealed-secret';
 
 /** Wraps and unwraps data keys: KMS in AWS, a local key file locally. */
 export interface KeyEncryptionKey {
@@ -25,6 +15,7 @@ export interface KeyEncryptionKey {
   decryptDataKey(encrypted: Buffer, purpose: string): Promise<Buffer>;
 }
 
+/** Any purpose string (the service's own are `SECRET_PURPOSE`): so it implements the `SecretSealer` port. */
 export interface SecretBox {
   seal(plaintext: string, purpose: string): Promise<SealedSecret>;
   open(sealed: SealedSecret, purpose: string): Promise<string>;

@@ -14,7 +14,7 @@ import { keys } from './keys';
 import { type Page, queryPage } from './paging';
 import { transactWrite } from './transact';
 import type { ApiKeyRef, ApiKeySummary, StoredApiKey } from '../auth/api-keys';
-import type { SealedSecret } from '../secrets/secret-box';
+import type { SealedSecret } from '../domain/sealed-secret';
 
 export type { ApiKeyRef, ApiKeySummary, StoredApiKey };
 

@@ -13,15 +13,14 @@ import { TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { errors } from '../domain/errors';
 import { randomBase32 } from '../domain/ids';
-import type { Claim, ClaimRequest, ExistingRecord, FoldedCompletion, LeaseKey, SettleOptions, StoredResponse } from '../domain/idempotency';
+import type { Claim, ClaimRequest, ExistingRecord, FoldedCompletion, LeaseKey, StoredResponse } from '../domain/idempotency';
+import type { SettleOptions } from '../http/ports';
 import { failedItem, writeIfCondition } from './conditions';
 import { documentClient, tableName } from './dynamo';
 import { keys } from './keys';
 
 /** How long a finished response is replayed. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
-
-export type { Claim, ClaimRequest, ExistingRecord, FoldedCompletion, LeaseKey, SettleOptions, StoredResponse };
 
 /**
  * Claims the key for this request, or returns the record that holds it. The claim succeeds when no record

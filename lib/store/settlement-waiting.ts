@@ -67,8 +67,6 @@ const PAGE_SIZE = 1_000;
 /** Reading stops with this much of the request's time left, so the run keeps time to write what it read. */
 const READ_RESERVE_MS = 10_000;
 
-export type { WaitingRead };
-
 /**
  * Everything of one partner waiting for settlement (optionally one client's): the ledger entries (sales and
  * reversals) of payments created before `cutoff`; with no cutoff, everything waiting (the balances). Legacy

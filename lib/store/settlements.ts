@@ -133,8 +133,6 @@ export async function getBatch(batchId: string): Promise<SettlementBatch | undef
   return Item === undefined ? undefined : toBatch(Item);
 }
 
-export type { BatchFilters, BatchWrite, PayoutClaim, PayoutRecord };
-
 /** One partner's batches, or (no partner) every partner's; newest first, filtered, paged. */
 export function listBatches(partnerId: string | undefined, filters: BatchFilters, page: { limit: number; cursor?: string | undefined }): Promise<Page<SettlementBatch>> {
   const status = statusFilter(filters.status);

@@ -8,7 +8,7 @@ import type { AuditEvent } from '../domain/audit';
 import { type BreakerState, LEGACY_ENDPOINT_BREAKER, NEW_ENDPOINT_BREAKER, type StoredBreaker } from '../domain/endpoint-breaker';
 import { errors } from '../domain/errors';
 import type { PartnerEvent, WebhookEndpoint } from '../domain/webhooks';
-import type { SealedSecret } from '../secrets/secret-box';
+import type { SealedSecret } from '../domain/sealed-secret';
 import { putAuditEvent } from './audit-events';
 import { failedConditions, writeIfCondition } from './conditions';
 import { documentClient, tableName } from './dynamo';

@@ -5,8 +5,8 @@
 import { assertActsFor, type Caller } from '../domain/caller';
 import { errors, fieldValidationError } from '../domain/errors';
 import type { CurrencyCode } from '../domain/money';
-import type { Partner } from '../domain/partner';
 import type { Page } from '../domain/page';
+import type { PartnerReader } from './ports/partner-readers';
 
 /** One merchant's waiting money in one currency (minor units), as the store sums it. */
 export interface WaitingBalance {
@@ -31,7 +31,7 @@ export interface BalanceFilters {
 
 export interface BalanceDeps {
   balances: { listBalances(partnerId: string, query: BalanceFilters): Promise<Page<WaitingBalance>> };
-  partners: { getPartner(partnerId: string): Promise<Partner | undefined> };
+  partners: PartnerReader;
 }
 
 /** decisions.md §5a's balance, minor units. */

@@ -12,16 +12,20 @@ import type { ApiKeyRef, ApiKeySummary, StoredApiKey } from '../auth/api-keys';
 import type { AuditEvent } from '../domain/audit';
 import type { Page } from '../domain/page';
 import type { KycStatus, Partner, PartnerChanges, PartnerForUpdate, PartnerStatus, PartnerUpdate } from '../domain/partner';
-import { SECRET_PURPOSE, secretBox } from '../secrets';
+import { SECRET_PURPOSE } from '../domain/sealed-secret';
+import type { PartnerReader } from './ports/partner-readers';
+import type { SecretSealer } from './ports/secret-sealer';
 
 type PageRequest = { limit: number; cursor?: string | undefined };
 
-/** The partners and their API keys in the table (`lib/store/partners.ts`, `lib/store/api-keys.ts`), wired in `lib/composition/partners.ts`. */
+/**
+ * The partners and their API keys in the table (`lib/store/partners.ts`, `lib/store/api-keys.ts`), and the secret
+ * box that seals a new key's HMAC secret; wired in `lib/composition/partners.ts`.
+ */
 export interface PartnerDeps {
-  partners: {
+  partners: PartnerReader & {
     /** With its audit event, in one write. */
     createPartner(partner: Partner, audit: AuditEvent): Promise<Partner>;
-    getPartner(partnerId: string): Promise<Partner | undefined>;
     /** Strongly consistent, with the revision an update is conditional on. */
     getPartnerForUpdate(partnerId: string): Promise<PartnerForUpdate | undefined>;
     /** The given fields and the audit event, in one write conditional on the partner as read. */
@@ -38,6 +42,7 @@ export interface PartnerDeps {
     /** With the audit event, in one write (404 API_KEY_NOT_FOUND when another revocation got there first). */
     revokeApiKey(key: ApiKeyRef, audit: AuditEvent): Promise<void>;
   };
+  secrets: SecretSealer;
 }
 
 export interface NewPartner {
@@ -118,7 +123,7 @@ export interface IssuedApiKey {
  * existing for a partner key). The plaintext key and secret are returned once and never stored. `by` is optional
  * only for callers outside a request (a test seeding data).
  */
-export async function issueApiKey(deps: Pick<PartnerDeps, 'apiKeys'>, scope: KeyScope, partnerId?: string, by?: Caller): Promise<IssuedApiKey> {
+export async function issueApiKey(deps: Pick<PartnerDeps, 'apiKeys' | 'secrets'>, scope: KeyScope, partnerId?: string, by?: Caller): Promise<IssuedApiKey> {
   const apiKey = generateApiKey(scope);
   const hmacSecret = generateHmacSecret();
   const keyId = newId.apiKey();
@@ -133,7 +138,7 @@ export async function issueApiKey(deps: Pick<PartnerDeps, 'apiKeys'>, scope: Key
       keyHash: hashApiKey(apiKey),
       scope,
       partnerId,
-      hmacSecret: await secretBox.seal(hmacSecret, SECRET_PURPOSE.hmac),
+      hmacSecret: await deps.secrets.seal(hmacSecret, SECRET_PURPOSE.hmac),
       createdAt: now.toISOString(),
     },
     audit,
@@ -145,7 +150,7 @@ export async function issueApiKey(deps: Pick<PartnerDeps, 'apiKeys'>, scope: Key
  * A partner's API keys, newest first, paged, without hash or secret (what the admin console lists to revoke
  * one); 404 PARTNER_NOT_FOUND for an unknown partner.
  */
-export async function listPartnerApiKeys(deps: PartnerDeps, partnerId: string, page: PageRequest): Promise<Page<ApiKeySummary>> {
+export async function listPartnerApiKeys(deps: Pick<PartnerDeps, 'partners' | 'apiKeys'>, partnerId: string, page: PageRequest): Promise<Page<ApiKeySummary>> {
   const [, found] = await Promise.all([getPartner(deps, partnerId), deps.apiKeys.listPartnerApiKeys(partnerId, page)]);
   return found;
 }

@@ -8,12 +8,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { errors } from '../domain/errors';
 import { computeFees, feeSettingsOf } from '../domain/fees';
 import { newId } from '../domain/ids';
-import type { Client, Partner } from '../domain/partner';
 import type { PaymentChange } from '../domain/ledger';
 import { type PaymentUpdate, planPaymentUpdate, succeedsWith } from '../domain/payment-update';
 import type { FeeBreakdown, Transaction, TransactionStatus } from '../domain/transaction';
 import { deliveriesFor, partnerEventBody, type WebhookDelivery, type WebhookEndpoint } from '../domain/webhooks';
 import { countMetric, logger } from '../observability';
+import type { PayeeReader } from './ports/partner-readers';
 import { type EventMoney, PAYMENT_INTENT_ID, type PaymentEvent, type Processor } from './ports/processor';
 
 /** One event's update as written: the event applied, the transaction as read, what changes, who is told. */
@@ -48,7 +48,7 @@ export interface PaymentUpdateWriter {
  */
 export interface PaymentEventDeps {
   transactions: { getTransaction(svcTxId: string): Promise<Transaction | undefined> };
-  payees: { getPayee(partnerId: string, clientId: string): Promise<{ partner: Partner | undefined; client: Client | undefined }> };
+  payees: PayeeReader;
   webhookEndpoints: { listWebhookEndpoints(partnerId: string): Promise<WebhookEndpoint[]> };
   payments: PaymentUpdateWriter;
   /** The configured `PROCESSOR_FEE_PERCENT` (decisions.md §6). */

@@ -13,7 +13,8 @@ import { newId } from '../domain/ids';
 import { type BatchFilters, type OwingGroup, planBatches, type PlannedBatch, railFor, type SettlementBatch, type SettlementItem } from '../domain/settlement';
 import { countMetric, logger } from '../observability';
 import type { PayoutRails } from './ports/payouts';
-import type { AuditLog, PartnerDirectory, PayeeReader, SettlementStore } from './ports/settlement-store';
+import type { PayeeReader } from './ports/partner-readers';
+import type { AuditLog, PartnerDirectory, SettlementStore } from './ports/settlement-store';
 import type { Page } from '../domain/page';
 
 export interface SettlementDeps {

@@ -2,7 +2,7 @@
  * Partner use cases for payment collection: the one-call checkout intent, the legacy initialize + attach,
  * and transaction reads (interface-spec.md Endpoints; decisions.md §4-5).
  */
-import { errors, fieldValidationError } from '../domain/errors';
+import { errors, fieldValidationError, formValidationError, type ServiceError } from '../domain/errors';
 import { countMetric, logger } from '../observability';
 import type { CurrencyCode } from '../domain/money';
 import { newId, svcTxIdOf } from '../domain/ids';
@@ -16,15 +16,9 @@ import {
 } from '../domain/transaction';
 import { assertActsFor, type Caller, type IdempotencyScope } from '../domain/caller';
 import type { FoldedCompletion } from '../domain/idempotency';
-import type { PaymentIntent, Processor } from './ports/processor';
-import {
-  type ClientReader,
-  IntentAlreadyLinked,
-  type PayeeReader,
-  TransactionExists,
-  type TransactionStore,
-  TransactionStateConflict,
-} from './ports/transaction-store';
+import { type PaymentIntent, type PaymentParameter, type Processor, ProcessorRefusedParameter } from './ports/processor';
+import type { ClientReader, PayeeReader } from './ports/partner-readers';
+import { IntentAlreadyLinked, TransactionExists, type TransactionStore, TransactionStateConflict } from './ports/transaction-store';
 import { NO_REVERSALS } from '../domain/ledger';
 import { applyPaymentEvent, type PaymentEventDeps } from './processor-events';
 
@@ -162,7 +156,7 @@ export async function createCheckoutIntent(
   const payee = await resolvePayee(deps, caller, input.partnerId, input.clientId);
   const publishableKey = await deps.processor.publishableKey();
   const svcTxId = svcTxIdOf(attempt);
-  const intent = await deps.processor.createPaymentIntent({
+  const intent = await answeringRefusals(deps.processor.createPaymentIntent({
     svcTxId,
     amountMinor: input.amountMinor,
     currency: input.currency,
@@ -174,7 +168,7 @@ export async function createCheckoutIntent(
       client_id: payee.client.clientId,
       partner_reference: input.partnerReference,
     },
-  });
+  }));
   const transaction = newTransaction(input, payee, {
     svcTxId,
     status: 'pending',
@@ -188,7 +182,7 @@ export async function createCheckoutIntent(
   // An earlier try wrote this transaction with another intent: the processor forgot the idempotency key that
   // would have given the same intent back (its keys expire after 24 h; a sandbox's state was wiped). The stored
   // transaction and its own intent are the answer; the new intent is linked to nothing, so it can take no payment.
-  const stored = written.processorPaymentIntentId === null ? undefined : await deps.processor.retrievePaymentIntent(written.processorPaymentIntentId);
+  const stored = written.processorPaymentIntentId === null ? undefined : await answeringRefusals(deps.processor.retrievePaymentIntent(written.processorPaymentIntentId));
   if (stored === undefined) throw errors.processorIntentMissing();
   return { partner: payee.partner, transaction: written, intent: stored, publishableKey };
 }
@@ -237,6 +231,40 @@ const invalidIntent = (message: string, summary = message) => fieldValidationErr
 /** The store refused the intent's link: it belongs to another transaction. The caller named it in this field. */
 const intentAlreadyLinked = () => invalidIntent('This payment intent is already linked to another transaction', 'Payment intent already linked');
 
+/** The request's field each value the processor may refuse came from. */
+const FIELD_OF_PARAMETER: Record<PaymentParameter, string> = {
+  amount: 'amount',
+  currency: 'currency',
+  receiptEmail: 'email',
+  statementDescriptorSuffix: 'statement_descriptor_suffix',
+  'metadata.partner_reference': 'partner_reference',
+  'metadata.partner_id': 'partner_id',
+  'metadata.client_id': 'client_id',
+  paymentIntentId: 'processor_payment_intent_id',
+};
+
+/**
+ * A value the processor will not take is the partner's to fix (decisions.md §3: no 500 for caller input): 400
+ * VALIDATION_ERROR on the field it came from, or on the form when the processor did not say which. The processor's
+ * own words are quoted as its; a value the adapter could not express at the processor says why in its own.
+ */
+function refusalAsValidation(refusal: ProcessorRefusedParameter): ServiceError {
+  const byProcessor = refusal.refusedBy === 'processor';
+  const message = byProcessor ? `Refused by the card processor: ${refusal.message}` : refusal.message;
+  if (refusal.parameter === undefined) return formValidationError(message);
+  return fieldValidationError(FIELD_OF_PARAMETER[refusal.parameter], message, byProcessor ? 'The card processor refused the request' : message);
+}
+
+/** `call`'s result, its {@link ProcessorRefusedParameter} answered as the partner's validation error. */
+async function answeringRefusals<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof ProcessorRefusedParameter) throw refusalAsValidation(error);
+    throw error;
+  }
+}
+
 /** A transaction the caller may see: its own partner's, or any for a platform key; else 404 TX_NOT_FOUND. */
 async function visibleTransaction(
   store: Pick<TransactionDeps['transactions'], 'getTransaction'>,
@@ -279,7 +307,7 @@ export async function attachIntent(
   }
   if (transaction.status !== 'initialized') throw errors.txNotInitialized();
   await resolvePayee(deps, caller, transaction.partnerId, transaction.clientId);
-  const intent = await deps.processor.retrievePaymentIntent(input.paymentIntentId);
+  const intent = await answeringRefusals(deps.processor.retrievePaymentIntent(input.paymentIntentId));
   // An intent made for another transaction or partner answers exactly as one that does not exist, and before
   // anything about it is compared: its existence, amount and currency are another partner's to know.
   const { svc_tx_id: intentTxId, partner_id: intentPartnerId } = intent?.metadata ?? {};

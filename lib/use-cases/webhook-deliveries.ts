@@ -23,7 +23,6 @@ import {
 import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
 import type { Page } from '../domain/page';
-import type { Partner } from '../domain/partner';
 import {
   type AttemptRecord,
   type DeliveryStatus,
@@ -33,10 +32,11 @@ import {
   type WebhookDelivery,
   type WebhookEndpoint,
 } from '../domain/webhooks';
-import type { SealedSecret } from '../secrets/secret-box';
-import type { WebhookSender } from '../webhooks/http-sender';
+import type { SealedSecret } from '../domain/sealed-secret';
 import { type DeliveryQueue, MAX_DELAY_SECONDS } from '../webhooks/queue';
 import { webhookHeaders } from '../webhooks/signing';
+import type { PartnerReader } from './ports/partner-readers';
+import type { WebhookSender } from './ports/webhook-sender';
 
 /**
  * How long a claimed attempt holds its delivery: no other attempt can be claimed before it runs out. Longer
@@ -459,7 +459,7 @@ export interface DeliveryAdminDeps {
     /** Writes the resent delivery with its audit event, if its endpoint still exists (else 409 WEBHOOK_ENDPOINT_DELETED). */
     putResentDelivery(delivery: WebhookDelivery, audit: AuditEvent): Promise<void>;
   };
-  partners: { getPartner(partnerId: string): Promise<Partner | undefined> };
+  partners: PartnerReader;
   breakers: BreakerStore;
 }
 

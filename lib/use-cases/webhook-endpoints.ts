@@ -4,12 +4,12 @@ import type { Caller } from '../domain/caller';
 import { errors, fieldValidationError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import type { Page } from '../domain/page';
-import type { Partner } from '../domain/partner';
+import { type SealedSecret, SECRET_PURPOSE } from '../domain/sealed-secret';
 import type { PartnerEvent, WebhookEndpoint } from '../domain/webhooks';
-import { SECRET_PURPOSE, secretBox } from '../secrets';
-import type { SealedSecret } from '../secrets/secret-box';
 import { generateWebhookSecret } from '../webhooks/signing';
 import { checkWebhookUrl, type Resolver, UnsafeWebhookUrlError, type UrlPolicy } from '../webhooks/url-safety';
+import type { PartnerReader } from './ports/partner-readers';
+import type { SecretSealer } from './ports/secret-sealer';
 
 /** A query of the audit log: one partner's or all, optionally of one type, newest first. */
 export interface AuditEventQuery {
@@ -20,12 +20,14 @@ export interface AuditEventQuery {
 }
 
 /**
- * Where endpoint URLs may point (`ALLOW_INSECURE_WEBHOOK_URLS`) and how their hosts are resolved, and the table's
- * endpoints, partners and audit log; wired in `lib/composition/webhook-endpoints.ts`.
+ * Where endpoint URLs may point (`ALLOW_INSECURE_WEBHOOK_URLS`) and how their hosts are resolved, the secret box
+ * that seals a new endpoint's secret, and the table's endpoints, partners and audit log; wired in
+ * `lib/composition/webhook-endpoints.ts`.
  */
 export interface WebhookEndpointDeps {
   urlPolicy: UrlPolicy;
   resolve: Resolver;
+  secrets: SecretSealer;
   endpoints: {
     /** With the partner's endpoint count and the audit event, in one write (404 for no partner, 409 past 20 endpoints). */
     createWebhookEndpoint(endpoint: WebhookEndpoint, secret: SealedSecret, audit: AuditEvent): Promise<void>;
@@ -33,7 +35,7 @@ export interface WebhookEndpointDeps {
     /** With the audit event, in one write (404 WEBHOOK_ENDPOINT_NOT_FOUND). */
     deleteWebhookEndpoint(partnerId: string, endpointId: string, audit: AuditEvent): Promise<void>;
   };
-  partners: { getPartner(partnerId: string): Promise<Partner | undefined> };
+  partners: PartnerReader;
   auditEvents: { listAuditEvents(query: AuditEventQuery): Promise<Page<AuditEvent>> };
 }
 
@@ -76,7 +78,7 @@ export async function createWebhookEndpoint(
     createdAt: new Date().toISOString(),
   };
   const audit = endpointAudit(endpoint, 'webhook_endpoint.created', { admin: adminOf(by), name: endpoint.name, events: endpoint.events.join(',') });
-  await deps.endpoints.createWebhookEndpoint(endpoint, await secretBox.seal(secret, SECRET_PURPOSE.webhook), audit);
+  await deps.endpoints.createWebhookEndpoint(endpoint, await deps.secrets.seal(secret, SECRET_PURPOSE.webhook), audit);
   return { endpoint, secret };
 }
 

@@ -9,21 +9,8 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import type { SendResult, WebhookSender } from '../use-cases/ports/webhook-sender';
 import { checkUrlShape, pinnedLookup, type Resolver, systemResolver, UnsafeWebhookUrlError, type UrlPolicy } from './url-safety';
-
-export interface WebhookRequest {
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/**
- * The partner's HTTP status, or why there is none (refused URL, DNS, connection, TLS, timeout); `timedOut` when
- * the partner held the attempt for the whole timeout (what the endpoint's circuit breaker counts).
- */
-export type SendResult = { httpStatus: number } | { error: string; timedOut?: boolean };
-
-export type WebhookSender = (request: WebhookRequest) => Promise<SendResult>;
 
 /** A partner must answer within this (decisions.md §8: a 2xx within 10 s is success). */
 export const WEBHOOK_TIMEOUT_MS = 10_000;

@@ -61,10 +61,46 @@ export type ProcessorEvent =
 /** A processor event about a payment (not an ignored type). */
 export type PaymentEvent = Extract<ProcessorEvent, { kind: 'transaction' }>;
 
+/**
+ * The values of a payment the service hands the processor, in the port's terms: {@link NewPaymentIntent}'s fields,
+ * the metadata keys the partner fills (`metadata.<key>`), and the id of an intent the partner names.
+ */
+export type PaymentParameter =
+  | 'amount'
+  | 'currency'
+  | 'receiptEmail'
+  | 'statementDescriptorSuffix'
+  | 'metadata.partner_reference'
+  | 'metadata.partner_id'
+  | 'metadata.client_id'
+  | 'paymentIntentId';
+
+/**
+ * The processor will not take a value the partner chose (an amount below its minimum, an e-mail it rejects, a
+ * descriptor it cannot print): the caller's to fix, not a fault of the service. `parameter` names the value, or is
+ * `undefined` when the processor refuses a value of the payment without saying which. `refusedBy`: `processor`
+ * when the processor answered so (`message` is its own words), `adapter` when the adapter refused before asking,
+ * the value having no form the processor takes (`message` says why). A refusal of anything the service filled in
+ * itself is no such error: it stays the service's own failure.
+ */
+export class ProcessorRefusedParameter extends Error {
+  override readonly name = 'ProcessorRefusedParameter';
+  readonly parameter: PaymentParameter | undefined;
+  readonly refusedBy: 'processor' | 'adapter';
+
+  constructor(parameter: PaymentParameter | undefined, message: string, refusedBy: 'processor' | 'adapter') {
+    super(message);
+    this.parameter = parameter;
+    this.refusedBy = refusedBy;
+  }
+}
+
 export interface Processor {
   /**
    * Creates the intent idempotently: the same `svcTxId` always yields the same intent, so a retry after a
    * crash between "intent created" and "transaction written" finds the intent instead of making a second one.
+   * {@link ProcessorRefusedParameter} when the processor will not take a value the partner chose (so may every call
+   * that sends one).
    */
   createPaymentIntent(intent: NewPaymentIntent): Promise<PaymentIntent>;
   /** `undefined` when the processor does not know the id; with the outcome its state reports, if any (`outcomeEvent`). */

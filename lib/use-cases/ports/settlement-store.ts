@@ -6,10 +6,8 @@
  */
 import type { AuditEvent } from '../../domain/audit';
 import type { Page } from '../../domain/page';
-import type { Partner } from '../../domain/partner';
 import type { BatchFilters, SettlementBatch, SettlementItem } from '../../domain/settlement';
-
-export type { PayeeReader } from './transaction-store';
+import type { PartnerReader } from './partner-readers';
 
 /**
  * `created`; `taken`: lines another run took first (nothing written: plan again without them); `contended`:
@@ -55,8 +53,7 @@ export interface SettlementStore {
   recordPayoutFailed(batch: SettlementBatch, claimId: string, failure: { reason: string; detail: string }, now: string): Promise<PayoutRecord>;
 }
 
-export interface PartnerDirectory {
-  getPartner(partnerId: string): Promise<Partner | undefined>;
+export interface PartnerDirectory extends PartnerReader {
   /** Every partner's id, read page by page: for a run over all of them. */
   allPartnerIds(): AsyncIterable<string>;
 }

@@ -1,12 +1,11 @@
 /**
- * What the transaction use cases need from the store of transactions, clients and payees, and the refusals its
- * writes answer with, in the service's terms. The DynamoDB adapter (`lib/store/transactions.ts`) implements it:
- * it turns its cancelled transactions into these errors, or into the payment gate's own (403 PARTNER_NOT_ACTIVE,
+ * What the transaction use cases need from the store of transactions, and the refusals its writes answer with, in
+ * the service's terms (clients and payees are read through `partner-readers.ts`). The DynamoDB adapter
+ * (`lib/store/transactions.ts`) implements it: it turns its cancelled transactions into these errors, or into the payment gate's own (403 PARTNER_NOT_ACTIVE,
  * KYC_NOT_APPROVED, CLIENT_NOT_ACTIVE, ... as the write found the partner or client).
  */
 import type { FoldedCompletion } from '../../domain/idempotency';
 import type { Page } from '../../domain/page';
-import type { Client, Partner } from '../../domain/partner';
 import type { Transaction, TransactionFilters } from '../../domain/transaction';
 
 /** A transaction with this `svc_tx_id` exists already: an earlier try of the same attempt wrote it. */
@@ -45,13 +44,4 @@ export interface TransactionStore {
     filters: TransactionFilters,
     page: { limit: number; cursor?: string | undefined },
   ): Promise<Page<Transaction>>;
-}
-
-export interface ClientReader {
-  getClient(partnerId: string, clientId: string): Promise<Client | undefined>;
-}
-
-/** A partner and one of its clients, read together (either may be missing). */
-export interface PayeeReader {
-  getPayee(partnerId: string, clientId: string): Promise<{ partner: Partner | undefined; client: Client | undefined }>;
 }

@@ -1,7 +1,9 @@
 /**
- * How a refusal of the card processor reaches the partner (decisions.md §3: no 500 for anything a caller sent):
- * the Stripe adapter, through the real stripe SDK, against a stand-in for Stripe that refuses every request
- * with the error a test sets.
+ * How a refusal of the card processor crosses the port (decisions.md §3: no 500 for anything a caller sent): the
+ * Stripe adapter, through the real stripe SDK, against a stand-in for Stripe that refuses every request with the
+ * error a test sets. A value the partner chose comes out as the port's `ProcessorRefusedParameter`, naming it in
+ * the port's terms (the use case answers it 400 VALIDATION_ERROR on the partner's field:
+ * test/unit/transactions-use-case-errors.test.ts); anything else stays the service's own failure.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
@@ -9,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { currencyCode } from '../../../lib/domain/money';
 import { ServiceError } from '../../../lib/domain/errors';
 import { createStripeProcessor } from '../../../lib/processor/stripe';
+import { ProcessorRefusedParameter } from '../../../lib/use-cases/ports/processor';
 
 let refusal: Record<string, unknown> = {};
 /** The status the stand-in refuses with; Stripe's `invalid_request_error` unless a test sets another. */
@@ -53,30 +56,31 @@ describe('a refusal of the card processor', () => {
   it.each([
     ['amount', 'amount'],
     ['currency', 'currency'],
-    ['receipt_email', 'email'],
-    ['statement_descriptor_suffix', 'statement_descriptor_suffix'],
-    ['metadata[partner_reference]', 'partner_reference'],
-    ['metadata[partner_id]', 'partner_id'],
-    ['metadata[client_id]', 'client_id'],
-  ])('of the parameter %s is a 400 VALIDATION_ERROR on the partner field %s', async (param, field) => {
+    ['receipt_email', 'receiptEmail'],
+    ['statement_descriptor_suffix', 'statementDescriptorSuffix'],
+    ['metadata[partner_reference]', 'metadata.partner_reference'],
+    ['metadata[partner_id]', 'metadata.partner_id'],
+    ['metadata[client_id]', 'metadata.client_id'],
+  ])('of the parameter %s is a ProcessorRefusedParameter naming %s, in the processor own words', async (param, parameter) => {
     refusal = { message: `Invalid ${param}`, param };
 
     const error = await createIntent();
 
-    expect(error).toBeInstanceOf(ServiceError);
-    expect(error).toMatchObject({ status: 400, code: 'VALIDATION_ERROR', details: { fieldErrors: { [field]: [expect.stringContaining(`Invalid ${param}`)] }, formErrors: [] } });
+    expect(error).toBeInstanceOf(ProcessorRefusedParameter);
+    expect(error).toMatchObject({ parameter, message: `Invalid ${param}`, refusedBy: 'processor' });
   });
 
   it.each([
     ['amount_too_small'],
     ['amount_too_large'],
     ['email_invalid'],
-  ])('with the code %s, about a value the partner chose, is a 400 on the form when it names no parameter', async (code) => {
+  ])('with the code %s, about a value the partner chose, names no parameter when the processor names none', async (code) => {
     refusal = { message: 'Refused', code };
 
     const error = await createIntent();
 
-    expect(error).toMatchObject({ status: 400, code: 'VALIDATION_ERROR', details: { fieldErrors: {}, formErrors: [expect.stringContaining('Refused')] } });
+    expect(error).toBeInstanceOf(ProcessorRefusedParameter);
+    expect(error).toMatchObject({ parameter: undefined, message: 'Refused', refusedBy: 'processor' });
   });
 
   it.each([
@@ -91,6 +95,7 @@ describe('a refusal of the card processor', () => {
     const error = await createIntent();
 
     expect(error).not.toBeInstanceOf(ServiceError);
+    expect(error).not.toBeInstanceOf(ProcessorRefusedParameter);
     expect(error).toBeInstanceOf(Error);
   });
 

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import Stripe from 'stripe';
-import type { Processor } from '../../../lib/use-cases/ports/processor';
+import { type Processor, ProcessorRefusedParameter } from '../../../lib/use-cases/ports/processor';
 import { startProcessorSandbox, type ProcessorSandbox } from '../../../infra/local/sandbox/processor';
 import { freePort } from '../../support/ports';
 
@@ -185,7 +185,7 @@ describe('POST /transactions/checkout-intent', () => {
     expect(list.body.items[0]).toMatchObject({ svcTxId: result.svc_tx_id, processorPaymentIntentId: result.processor_payment_intent_id, status: 'pending' });
   });
 
-  it('answers a value the processor refuses with 400 VALIDATION_ERROR on the field, never a 500', async () => {
+  it('reports a value the sandbox processor refuses as the port refusal naming it, never as a failure of its own', async () => {
     const refused = processor.createPaymentIntent({
       svcTxId: `svc_tx_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
       amountMinor: 100,
@@ -195,19 +195,19 @@ describe('POST /transactions/checkout-intent', () => {
       metadata: {},
     });
 
-    await expect(refused).rejects.toMatchObject({ status: 400, code: 'VALIDATION_ERROR', details: { fieldErrors: { email: [expect.stringContaining('Refused by the card processor')] } } });
+    await expect(refused).rejects.toBeInstanceOf(ProcessorRefusedParameter);
+    await expect(refused).rejects.toMatchObject({ parameter: 'receiptEmail', refusedBy: 'processor' });
   });
 
   it('after a refused first attempt, the same idempotency key with a corrected body starts a new attempt', async () => {
     // Arrange: a processor that refuses the first intent (as Stripe does below its minimum amount)
-    const { errors } = await import('../../../lib/domain/errors');
     let calls = 0;
     const strict = createHandler({
       ...transactionDeps,
       processor: {
         ...processor,
         createPaymentIntent: async (intent) => {
-          if (calls++ === 0) throw errors.validation({ fieldErrors: { amount: ['Amount must be at least 0.50 usd'] }, formErrors: [] });
+          if (calls++ === 0) throw new ProcessorRefusedParameter('amount', 'Amount must be at least 0.50 usd', 'processor');
           return processor.createPaymentIntent(intent);
         },
       },
@@ -232,7 +232,11 @@ describe('POST /transactions/checkout-intent', () => {
 
     // Assert
     expect(refused.statusCode).toBe(400);
-    expect(JSON.parse(refused.body ?? '').details.fieldErrors.amount).toBeDefined();
+    expect(JSON.parse(refused.body ?? '')).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      error: 'The card processor refused the request',
+      details: { fieldErrors: { amount: ['Refused by the card processor: Amount must be at least 0.50 usd'] }, formErrors: [] },
+    });
     expect(corrected.statusCode).toBe(201);
     const intentId = (JSON.parse(corrected.body ?? '') as { processor_payment_intent_id: string }).processor_payment_intent_id;
     expect(sandbox.intents().find((intent) => intent.id === intentId)?.amount).toBe(500);

@@ -141,7 +141,11 @@ describe('legacy flow', () => {
     const read = await suite.api.read(suite.partner, `/transactions/${second.body.svc_tx_id}`);
 
     expect(response.status).toBe(400);
-    expect(response.body.details.fieldErrors.processor_payment_intent_id).toBeDefined();
+    expect(response.body).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      error: 'Payment intent already linked',
+      details: { fieldErrors: { processor_payment_intent_id: ['This payment intent is already linked to another transaction'] }, formErrors: [] },
+    });
     expect(read.body.status).toBe('initialized');
   });
 

@@ -17,7 +17,8 @@ import { parkedDeliveries, putNewDelivery } from '../../../lib/store/deliveries'
 import { documentClient, tableName } from '../../../lib/store/dynamo';
 import { keys } from '../../../lib/store/keys';
 import { MAX_BREAKER_WAIT_MS, wakeEndpoint, type WebhookDeliveryDeps } from '../../../lib/use-cases/webhook-deliveries';
-import { createHttpSender, type WebhookSender } from '../../../lib/webhooks/http-sender';
+import type { WebhookSender } from '../../../lib/use-cases/ports/webhook-sender';
+import { createHttpSender } from '../../../lib/webhooks/http-sender';
 import type { QueueMessage } from '../../../lib/webhooks/queue';
 import { type PartnerCredentials, TestApi } from '../../support/api';
 import { newSvcTxId, pendingDelivery } from '../../support/deliveries';

@@ -1,5 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { handler as notFound } from '../../../functions/not-found';
+import { PROJECT_ROOT } from '../../../infra/build/bundling';
 import { matchPath, resolveRoute, routes } from '../../../lib/routes';
 import { httpEvent, lambdaContext } from '../../support/events';
 
@@ -58,6 +61,45 @@ describe('the route table', () => {
   it('does not match a path that only shares a prefix with a route', () => {
     expect(matchPath('/api/v1/health/extra')).toEqual([]);
     expect(matchPath('/api/v1/healthz')).toEqual([]);
+  });
+});
+
+describe("KMS in the route table (the key that seals API keys' HMAC secrets and webhook endpoint secrets)", () => {
+  /** The routes that create a secret, sealed before it is stored: an API key's HMAC secret, a webhook endpoint's. */
+  const SEALING = ['admin-api-keys-create', 'admin-partner-api-keys-create', 'admin-webhook-endpoints-create'];
+  /**
+   * The partner mutations: the chain's HMAC step opens the signing key's sealed secret on every one (`hmacSignature`
+   * in lib/http/access.ts). No other route opens a secret: webhook endpoint secrets are opened only by the delivery
+   * consumer, which is no HTTP route, and no admin route ever shows or uses one.
+   */
+  const OPENING = ['clients-create', 'transactions-attach-intent', 'transactions-checkout-intent', 'transactions-checkout-intent-v2', 'transactions-initialize'];
+
+  const routesWith = (grant: 'encrypt' | 'decrypt') => [...new Set(routes.filter((route) => route.access.kms?.includes(grant)).map((route) => route.name))].sort();
+  /** The functions built on the chain's partner-mutation access (API key, then HMAC over the body): those that open a secret. */
+  const partnerMutationFunctions = () =>
+    readdirSync(join(PROJECT_ROOT, 'functions'))
+      .filter((file) => file.endsWith('.ts') && /access:\s*'partner-mutation'/.test(readFileSync(join(PROJECT_ROOT, 'functions', file), 'utf8')))
+      .map((file) => file.slice(0, -'.ts'.length))
+      .sort();
+
+  it('lets only the routes that create secrets encrypt, and none of them decrypt', () => {
+    expect(routesWith('encrypt')).toEqual(SEALING);
+    expect(SEALING.filter((name) => routesWith('decrypt').includes(name))).toEqual([]);
+  });
+
+  it('lets exactly the partner mutations decrypt, the routes whose chain checks an HMAC signature', () => {
+    expect(routesWith('decrypt')).toEqual(OPENING);
+    expect(partnerMutationFunctions()).toEqual(OPENING);
+  });
+
+  it('gives no read route, and no admin webhook route, any KMS access', () => {
+    const reads = routes.filter((route) => ['GET', 'HEAD', 'OPTIONS'].includes(route.method));
+    const webhookAdmin = routes.filter((route) => route.name.startsWith('admin-webhook-'));
+
+    expect(reads.length).toBeGreaterThan(0);
+    expect(webhookAdmin.length).toBeGreaterThan(0);
+    expect(reads.filter((route) => (route.access.kms ?? []).length > 0).map((route) => `${route.method} ${route.path}`)).toEqual([]);
+    expect(webhookAdmin.filter((route) => route.access.kms?.includes('decrypt')).map((route) => `${route.method} ${route.path}`)).toEqual([]);
   });
 });
 

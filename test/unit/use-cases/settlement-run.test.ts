@@ -6,8 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { currencyCode } from '../../../lib/domain/money';
 import type { SettlementBatch, SettlementItem } from '../../../lib/domain/settlement';
-import type { WaitingRead } from '../../../lib/store/settlement-waiting';
-import type { BatchWrite } from '../../../lib/store/settlements';
+import type { BatchWrite, WaitingRead } from '../../../lib/use-cases/ports/settlement-store';
 import { runSettlement, type SettlementDeps } from '../../../lib/use-cases/settlements';
 
 const line = (n: number, clientId = 'shop-1'): SettlementItem => ({

@@ -3,6 +3,16 @@
  * partner runs it: configured by its environment variables (examples/partner-backend/README.md), listening on a
  * port of its choosing. The runtime talks to it over HTTP only, so the service never loads the example's code.
  *
+ * That path is still a dependency on examples/, at run time, which the `nothing-imports-examples` rule of
+ * `.dependency-cruiser.cjs` cannot see (it follows imports, and this is a path string). It is the intended shape:
+ * the partner's code runs as a partner runs it, in its own process, started from its own entry point, and nothing
+ * of it enters the service's module graph. Moving or renaming that file breaks `npm start`'s `/sandbox`, which
+ * test/integration/sandboxes/checkout.test.ts would show.
+ *
+ * Like a partner's process, it is given its own configuration and the little a Node process needs
+ * ({@link INHERITED}), never the runtime's environment: that holds the admin JWT secret, the processor's keys and
+ * AWS credentials, none of them the partner's.
+ *
  * It is forked with an IPC channel: the backend says where it listens over it, and exits when it closes, so it
  * never outlives the runtime, even one killed with SIGKILL. It runs in a process group of its own, as DynamoDB
  * Local does: Ctrl-C in the terminal reaches the runtime alone, which drains the sandbox's requests first and
@@ -16,8 +26,29 @@ import { fileURLToPath } from 'node:url';
 const ROOT = join(import.meta.url === undefined ? __dirname : dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const ENTRY = join(ROOT, 'examples', 'partner-backend', 'src', 'main.ts');
 
-/** Every variable the example reads (its README's table): none of the runtime's own may reach it by accident. */
-const EXAMPLE_VARIABLES = ['SERVICE_URL', 'API_KEY', 'HMAC_SECRET', 'PARTNER_ID', 'WEBHOOK_SECRET', 'PORT', 'BASE_PATH', 'PRODUCTS', 'PROCESSOR_JS_URL', 'PROCESSOR_ORIGINS'];
+/**
+ * What the backend's process inherits from the runtime's environment: where programs and the home and temporary
+ * directories are, the locale and time zone, the terminal's colours for its log, and Node's own settings
+ * (`NODE_OPTIONS`, `NODE_EXTRA_CA_CERTS`...), but not a `NODE_` variable that holds a credential (`NODE_AUTH_TOKEN`,
+ * npm's). On Windows, the variables a process there cannot start without. Everything the example reads (its README's
+ * table) is set from {@link BackendSettings} instead.
+ */
+const INHERITED = {
+  names: new Set(['PATH', 'HOME', 'TMPDIR', 'TMP', 'TEMP', 'LANG', 'TZ', 'TERM', 'NO_COLOR', 'FORCE_COLOR', 'SYSTEMROOT', 'WINDIR', 'COMSPEC', 'PATHEXT', 'USERPROFILE']),
+  prefixes: ['NODE_', 'LC_'],
+  credential: /TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH/,
+};
+
+/** The variables of `env` the backend inherits ({@link INHERITED}); Windows's names are matched in any case, as it matches them. */
+function inheritedEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(env).filter(([name]) => {
+      const upper = name.toUpperCase();
+      if (process.platform !== 'win32' && upper !== name) return false;
+      return (INHERITED.names.has(upper) || INHERITED.prefixes.some((prefix) => upper.startsWith(prefix))) && !INHERITED.credential.test(upper);
+    }),
+  );
+}
 
 /** Loading TypeScript through tsx takes a second or two; a busy machine, longer. */
 const START_TIMEOUT_MS = 30_000;
@@ -47,12 +78,11 @@ export interface BackendProcess {
  * a runtime stopping meanwhile can stop it too.
  */
 export async function startBackendProcess(settings: BackendSettings, onSpawn: (child: { stop: BackendProcess['stop']; exited: Promise<void> }) => void): Promise<BackendProcess> {
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !EXAMPLE_VARIABLES.includes(name)));
   const child = fork(ENTRY, [], {
     cwd: ROOT,
     execArgv: ['--import', 'tsx'],
     env: {
-      ...inherited,
+      ...inheritedEnvironment(process.env),
       SERVICE_URL: settings.serviceUrl,
       API_KEY: settings.apiKey,
       HMAC_SECRET: settings.hmacSecret,

@@ -12,7 +12,7 @@
  */
 import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
 import { type BackendProcess, startBackendProcess } from './backend-process';
-import { type Credentials, keyStillWorks, SANDBOX_MERCHANT, sandboxPartner } from './partner';
+import { type Credentials, keyStillWorks, partnerKeeper, SANDBOX_MERCHANT, sandboxPartner } from './partner';
 import { proxyRequest } from './reverse-proxy';
 
 export { SANDBOX_MERCHANT } from './partner';
@@ -67,6 +67,7 @@ interface SandboxBackend {
 export function sandboxCheckout(options: SandboxCheckoutOptions): SandboxCheckout {
   const serviceUrl = `${options.apiOrigin}/api/v1`;
   const agent = new Agent({ keepAlive: true });
+  const keeper = partnerKeeper(options.stateDir);
   let stopping = false;
   /** Every backend process started and not yet exited: a stop ends them all, a retired one included. */
   const processes = new Set<{ stop: BackendProcess['stop']; exited: Promise<void> }>();
@@ -94,7 +95,7 @@ export function sandboxCheckout(options: SandboxCheckoutOptions): SandboxCheckou
     return starting;
   };
   async function start(): Promise<SandboxBackend> {
-    const credentials = await sandboxPartner({ apiOrigin: options.apiOrigin, basePath: SANDBOX_PATH, adminToken: options.adminToken, stateDir: options.stateDir });
+    const credentials = await sandboxPartner({ apiOrigin: options.apiOrigin, basePath: SANDBOX_PATH, adminToken: options.adminToken, keeper });
     if (stopping) throw new Error('The service is stopping');
     const child = await startBackendProcess(
       {
