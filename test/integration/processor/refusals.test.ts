@@ -3,7 +3,7 @@
  * Stripe adapter, through the real stripe SDK, against a stand-in for Stripe that refuses every request with the
  * error a test sets. A value the partner chose comes out as the port's `ProcessorRefusedParameter`, naming it in
  * the port's terms (the use case answers it 400 VALIDATION_ERROR on the partner's field:
- * test/unit/transactions-use-case-errors.test.ts); anything else stays the service's own failure.
+ * test/unit/use-cases/transaction-errors.test.ts); anything else stays the service's own failure.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';

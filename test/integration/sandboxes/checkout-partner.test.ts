@@ -10,8 +10,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { keyStillWorks, partnerKeeper, SANDBOX_MERCHANT, sandboxPartner } from '../../infra/local/sandbox/checkout/partner';
-import { TestApi } from '../support/api';
+import { keyStillWorks, partnerKeeper, SANDBOX_MERCHANT, sandboxPartner } from '../../../infra/local/sandbox/checkout/partner';
+import { TestApi } from '../../support/api';
 
 jest.setTimeout(30_000);
 

@@ -6,16 +6,16 @@
  * port's error must never leak its own words or field names into them.
  */
 import { describe, expect, it } from '@jest/globals';
-import type { Caller, IdempotencyScope } from '../../lib/domain/caller';
-import { ServiceError } from '../../lib/domain/errors';
-import { NO_REVERSALS } from '../../lib/domain/ledger';
-import { currencyCode } from '../../lib/domain/money';
-import type { Client, Partner } from '../../lib/domain/partner';
-import type { Transaction } from '../../lib/domain/transaction';
-import { errorResult } from '../../lib/http/response';
-import { type PaymentIntent, type PaymentParameter, type Processor, ProcessorRefusedParameter } from '../../lib/use-cases/ports/processor';
-import { IntentAlreadyLinked, type TransactionStore } from '../../lib/use-cases/ports/transaction-store';
-import { attachIntent, createCheckoutIntent, type NewCheckout, type TransactionDeps } from '../../lib/use-cases/transactions';
+import type { Caller, IdempotencyScope } from '../../../lib/domain/caller';
+import { ServiceError } from '../../../lib/domain/errors';
+import { NO_REVERSALS } from '../../../lib/domain/ledger';
+import { currencyCode } from '../../../lib/domain/money';
+import type { Client, Partner } from '../../../lib/domain/partner';
+import type { Transaction } from '../../../lib/domain/transaction';
+import { errorResult } from '../../../lib/http/response';
+import { type PaymentIntent, type PaymentParameter, type Processor, ProcessorRefusedParameter } from '../../../lib/use-cases/ports/processor';
+import { IntentAlreadyLinked, type TransactionStore } from '../../../lib/use-cases/ports/transaction-store';
+import { attachIntent, createCheckoutIntent, type NewCheckout, type TransactionDeps } from '../../../lib/use-cases/transactions';
 
 const NOW = '2026-11-27T12:00:00.000Z';
 const partner: Partner = { partnerId: 'ptr_1', name: 'P', status: 'active', kycStatus: 'approved', serviceFeePercentage: 1, rateLimitPerMinute: null, branding: null, createdAt: NOW, updatedAt: NOW };

@@ -5,8 +5,8 @@
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { type BackendProcess, startBackendProcess } from '../../infra/local/sandbox/checkout/backend-process';
-import { descendants } from '../support/npm-start';
+import { type BackendProcess, startBackendProcess } from '../../../infra/local/sandbox/checkout/backend-process';
+import { descendants } from '../../support/npm-start';
 
 const started: BackendProcess[] = [];
 afterAll(async () => {

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Agent, createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
-import { proxyRequest } from '../../infra/local/sandbox/checkout/reverse-proxy';
+import { proxyRequest } from '../../../infra/local/sandbox/checkout/reverse-proxy';
 
 interface Seen {
   method: string;
