@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Agent, createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
-import { proxyRequest } from '../../../infra/local/sandbox/checkout/reverse-proxy';
+import { backendAgent, proxyRequest } from '../../../infra/local/sandbox/checkout/reverse-proxy';
 
 interface Seen {
   method: string;
@@ -180,5 +180,37 @@ describe('the sandbox reverse proxy', () => {
     expect(headers).toEqual(expect.arrayContaining([`content-length: ${body?.length}`, 'content-type: application/json']));
     expect(headers.filter((line) => /^(x-hop|proxy-authenticate):/.test(line) || line === 'keep-alive: timeout=99')).toEqual([]);
     expect(JSON.parse(body ?? '')).toEqual({ answered: '/sandbox/hop' });
+  });
+
+  it('with its own agent, answers the next request after the backend refused a body early and closed its connection', async () => {
+    // Arrange: a backend that answers 413 before reading a big body, and closes the connection, as the example does
+    const closing = createServer((request, response) => {
+      if (request.url === '/sandbox/orders') {
+        response.writeHead(413, { 'content-type': 'application/json', connection: 'close' }).end('{"error":"Body too large"}', () => request.socket.destroy());
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"products":[]}');
+    });
+    await new Promise<void>((resolve) => closing.listen(0, '127.0.0.1', resolve));
+    const target = { origin: `http://127.0.0.1:${portOf(closing)}`, agent: backendAgent() };
+    const front = createServer((request, response) => proxyRequest(request, response, target, { onUnreachable: () => response.writeHead(503).end() }));
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    const big = 'x'.repeat(200_000);
+    try {
+      // Act
+      const refused = await fetch(`http://127.0.0.1:${portOf(front)}/sandbox/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: big }).then(
+        (answer) => answer.status,
+        () => 'cut',
+      );
+      const next = await fetch(`http://127.0.0.1:${portOf(front)}/sandbox/products`);
+
+      // Assert: the refusal reaches the buyer (or its connection is cut mid-upload); the next request is answered
+      expect([413, 'cut']).toContain(refused);
+      expect(next.status).toBe(200);
+      expect(await next.json()).toEqual({ products: [] });
+    } finally {
+      target.agent.destroy();
+      await Promise.all([front, closing].map((server) => new Promise((resolve) => server.close(resolve))));
+    }
   });
 });

@@ -10,10 +10,10 @@
  * made or found (partner.ts). The backend's orders and attempts live in its memory: a restart forgets them, not the
  * payments at the service.
  */
-import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type BackendProcess, startBackendProcess } from './backend-process';
 import { type Credentials, keyStillWorks, partnerKeeper, SANDBOX_MERCHANT, sandboxPartner } from './partner';
-import { proxyRequest } from './reverse-proxy';
+import { backendAgent, proxyRequest } from './reverse-proxy';
 
 export { SANDBOX_MERCHANT } from './partner';
 
@@ -66,7 +66,7 @@ interface SandboxBackend {
 
 export function sandboxCheckout(options: SandboxCheckoutOptions): SandboxCheckout {
   const serviceUrl = `${options.apiOrigin}/api/v1`;
-  const agent = new Agent({ keepAlive: true });
+  const agent = backendAgent();
   const keeper = partnerKeeper(options.stateDir);
   let stopping = false;
   /** Every backend process started and not yet exited: a stop ends them all, a retired one included. */

@@ -12,7 +12,7 @@
  * header. What it lets through and this proxy cannot frame faithfully, a transfer coding other than `chunked`, is
  * refused with 501 (RFC 9112 §6.1), as nginx and Envoy refuse it.
  */
-import { type Agent, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, request as httpRequest, type ServerResponse } from 'node:http';
+import { Agent, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, request as httpRequest, type ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
@@ -44,6 +44,14 @@ function framingOf(request: IncomingMessage): OutgoingHttpHeaders | 'no-body' | 
   const contentLength = request.headers['content-length'];
   return contentLength === undefined ? 'no-body' : { 'content-length': contentLength };
 }
+
+/**
+ * The proxy's connections to the backend: one per request, never kept alive. A backend that answers early and closes
+ * (a 413 before it read the body) would otherwise leave a dead socket in the pool for the next buyer's request, and a
+ * shared connection is where a framing mistake becomes someone else's answer; the sandbox's traffic is a few requests
+ * a second at most, so a fresh loopback connection each costs nothing that matters.
+ */
+export const backendAgent = () => new Agent({ keepAlive: false });
 
 export interface ProxyTarget {
   /** `http://127.0.0.1:<port>` */
