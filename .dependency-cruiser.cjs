@@ -28,7 +28,7 @@ module.exports = {
     rule('lambda-below-delivery', 'The Lambda stand-in invokes functions; the delivery pipeline is one of its callers, not something it knows.', { path: '^infra/local/lambda/' }, { path: '^infra/local/delivery/' }),
     rule('sandboxes-stand-alone', 'A sandbox stands in for a third party (processor, rails, a partner): it knows nothing of the service’s runtime.', { path: '^infra/local/sandbox/' }, { path: '^infra/local/(runtime|lambda|delivery)/' }),
     rule('nothing-imports-examples', 'examples/ is a partner’s code, copied out of the repository: the service does not depend on it (the sandbox checkout runs examples/partner-backend/src/main.ts by its path, as the partner’s own process, by design: a run-time dependency this rule cannot see).', { pathNot: '^(examples|test)/' }, { path: '^examples/' }),
-    rule('nothing-imports-benchmarks', 'The benchmarks measure the service; nothing else depends on them.', { pathNot: '^bench/' }, { path: '^bench/' }),
+    rule('nothing-imports-benchmarks', 'The benchmarks measure the service; nothing else depends on them (but their tests: the capacity model\'s arithmetic is tested).', { pathNot: '^(bench|test)/' }, { path: '^bench/' }),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -20,7 +20,11 @@
  *   7. settlement run: 10,000 eligible transactions, then the same with 100,000 settled ones in the
  *      table, each in a fresh service (`settlement.ts`).
  *
- * `npm run bench -- settlement` runs section 7 alone, `npm run bench -- checkout` sections 2 and 5, `npm run bench --
+ *   8. the capacity model (`capacity/`): a payment's life measured on DynamoDB Local, each call's consumed capacity
+ *      and the partitions it touched, projected onto `capacity/load-model.json` (10,000 payments a second): the
+ *      hottest key of each partition key shape, the ceilings, units and cost per payment (docs/performance.md).
+ *
+ * `npm run bench -- settlement` runs section 7 alone, `npm run bench -- capacity` section 8, `npm run bench -- checkout` sections 2 and 5, `npm run bench --
  * webhooks` section 6 (quiet, then beside a noisy neighbour: webhooks.ts). `--json`
  * keeps stdout for one line, the JSON of every figure (the tables go to stderr); without it the tables go to
  * stdout and the JSON line still ends it. Progress goes to stderr. Exit code: 0 when every target measured is
@@ -48,6 +52,7 @@ import { benchThroughput, type LoadSettings, type Payee } from './checkout';
 import { checkTargets, type Figures } from './report';
 import { type ServiceProcess, round, sleep, startService, stopService, waitUntilIdle } from '../infra/local/runtime/service-process';
 import { benchSettlement } from './settlement';
+import { benchCapacity } from './capacity/index';
 import { DEAD_ENDPOINTS, NOISY_PAYMENTS, startWebhookReceiver, timeWebhooks, timeWebhooksBesideNoisyNeighbour } from './webhooks';
 
 const STARTUP_RUNS = Math.max(1, Number(process.env.BENCH_STARTUP_RUNS ?? 3));
@@ -64,12 +69,12 @@ const LOAD: LoadSettings = {
 /** How long the service is given to go idle between load phases. */
 const IDLE_WAIT_MS = 60_000;
 
-const SECTIONS = ['settlement', 'checkout', 'webhooks'] as const;
+const SECTIONS = ['settlement', 'checkout', 'webhooks', 'capacity'] as const;
 const args = process.argv.slice(2);
 const JSON_ONLY = args.includes('--json');
 const ONLY = args.find((arg) => arg !== '--json');
 if (ONLY !== undefined && !(SECTIONS as readonly string[]).includes(ONLY)) {
-  console.error(`usage: npm run bench [-- [settlement | checkout | webhooks] [--json]], not ${args.join(' ')}`);
+  console.error(`usage: npm run bench [-- [settlement | checkout | webhooks | capacity] [--json]], not ${args.join(' ')}`);
   process.exit(2);
 }
 /** The human tables: stdout, or stderr with `--json`. */
@@ -232,7 +237,7 @@ async function main(): Promise<number> {
   const adminToken = () => issueLocalAdminToken(config);
   const figures: Figures = { nproc: availableParallelism(), cpu: cpus()[0]?.model.trim() ?? 'unknown', loadavg_1m_at_start: round(loadavg()[0] ?? NaN) };
   try {
-    if (ONLY !== 'settlement') {
+    if (ONLY !== 'settlement' && ONLY !== 'capacity') {
       const startups: number[] = [];
       const shutdowns: number[] = [];
       if (ONLY === undefined) {
@@ -299,6 +304,10 @@ async function main(): Promise<number> {
         settlement_10k_s: Math.round(settlement.settlement_run_10k_ms / 100) / 10,
         settlement_10k_with_history_s: Math.round(settlement.settlement_run_10k_with_history_ms / 100) / 10,
       });
+    }
+    if (ONLY === undefined || ONLY === 'capacity') {
+      // 8. the capacity model, in a service of its own whose DynamoDB calls log their consumed capacity
+      Object.assign(figures, await benchCapacity(out, progress));
     }
   } finally {
     rmSync(dataDir, { recursive: true, force: true });

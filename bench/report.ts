@@ -38,6 +38,9 @@ export const TARGETS: Target[] = [
   },
   bound('settlement: 10,000 transactions batched within 30 s', 'settlement_10k_s', '<=', 30, ' s'),
   bound('settlement: with 100,000 settled in the table at most 1.2x as long', 'settlement_history_ratio', '<=', 1.2),
+  bound('capacity: 10,000 payments/s before a partition reaches its limit', 'capacity_ceiling_payments_per_s', '>=', 10_000),
+  bound('capacity: 3,000 payments/s from one partner', 'capacity_ceiling_one_partner_per_s', '>=', 3_000),
+  bound('capacity: no key above half its partition limit at the model load', 'capacity_hottest_key_share', '<=', 0.5),
   bound('processor event -> partner webhook p95 at most 1 s', 'webhook_p95_ms', '<=', 1000, ' ms'),
   bound('the same beside a noisy neighbour: p95 at most 1 s', 'webhook_noisy_neighbor_p95_ms', '<=', 1000, ' ms'),
   {

@@ -93,7 +93,7 @@ async function startDeadReceiver() {
   };
 }
 
-const processorOf = (service: ServiceProcess) => {
+export const processorOf = (service: ServiceProcess) => {
   const config = loadConfig({ ...process.env, ...service.env });
   const port = Number(service.env.PROCESSOR_SANDBOX_PORT);
   const key = config.PROCESSOR_SECRET_KEY ?? 'sk_test_sandbox_local';

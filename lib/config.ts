@@ -90,6 +90,8 @@ const schema = z.object({
   RECONCILIATION_MAX_CHECKS: z.coerce.number({ error: 'expected a number' }).int('expected a whole number').min(1).max(10_000),
   /** Local only: the sandbox processor records its events but sends none (a test loses a payment's events). */
   PROCESSOR_SANDBOX_DROP_EVENTS: booleanFlag.optional(),
+  /** Local only: a file each function's DynamoDB calls append their consumed capacity and touched partitions to (the capacity model). */
+  DYNAMODB_CAPACITY_LOG: z.string().trim().min(1).optional(),
   ALLOW_INSECURE_WEBHOOK_URLS: booleanFlag,
   KMS_KEY_ID: z.string().min(1).optional(),
 });

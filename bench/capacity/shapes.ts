@@ -1,0 +1,101 @@
+/**
+ * Partition keys generalised to their shape (`TXS#p_8x2…` → `TXS#<partner>`), and what share of the traffic one key
+ * of each shape takes: the capacity model projects a load onto the hottest key of every shape. Each shape is made by
+ * the key builders of `lib/store/keys.ts` from placeholder values, so a key the service writes that no shape here
+ * matches is a key this file does not know yet: the model stops and names it rather than leave it out.
+ */
+import { keys, PARKED_SHARDS, RECONCILIATION_SHARDS } from '../../lib/store/keys';
+
+/**
+ * Whose traffic one key of a shape takes. `platform`: every partner's; `partner`: one partner's (a webhook
+ * endpoint of its, sent every event, takes the partner's whole traffic too); `apiKey`: one API key's; `client`: one merchant's;
+ * `item`: one entity's own (a transaction, a delivery), a few writes in its life whatever the load.
+ */
+export type Scope = 'platform' | 'partner' | 'apiKey' | 'client' | 'item';
+
+export interface Shape {
+  /** Where the key is a partition key: `table` (pk) or an index (`gsi1` ...). */
+  on: string;
+  /** The shape as shown: the key with its variable parts as `<name>`. */
+  shape: string;
+  scope: Scope;
+  /** The fixed shard count in the key (the load of its scope is spread over that many partitions). */
+  shards: number;
+  pattern: RegExp;
+}
+
+// Placeholders no real key contains: each is replaced by a pattern for its part.
+const P = '\u0001partner\u0001';
+const ID = '\u0001id\u0001';
+const HASH = '\u0001key\u0001';
+const ENDPOINT = '\u0001endpoint\u0001';
+const ROUTE = '\u0001route\u0001';
+const NUMBER = 987_654_321;
+const SHARD = 63;
+
+const PARTS: Array<[string, string, string]> = [
+  [P, '[^#]+', '<partner>'],
+  [HASH, '[^#]+', '<key hash>'],
+  [ENDPOINT, '[^#]+', '<endpoint>'],
+  [ROUTE, '[^#]+', '<route>'],
+  [ID, '.+', '<id>'],
+  [String(NUMBER), '\\d+', '<minute>'],
+];
+
+function shape(on: string, built: string, scope: Scope, shards = 1): Shape {
+  const shardText = shards > 1 ? String(SHARD) : undefined;
+  let pattern = built.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  let shown = built;
+  for (const [placeholder, regex, name] of PARTS) {
+    pattern = pattern.replaceAll(placeholder, regex);
+    shown = shown.replaceAll(placeholder, name);
+  }
+  if (shardText !== undefined) {
+    // The shard number ends the key.
+    pattern = `${pattern.slice(0, pattern.lastIndexOf(shardText))}\\d+`;
+    shown = `${shown.slice(0, shown.lastIndexOf(shardText))}<shard>`;
+  }
+  return { on, shape: shown, scope, shards, pattern: new RegExp(`^${pattern}$`) };
+}
+
+/** Every partition key shape the service writes or reads, on the table and on each index. */
+export const SHAPES: Shape[] = [
+  // the table
+  shape('table', keys.partner(P).pk, 'partner'),
+  shape('table', keys.apiKey(HASH).pk, 'apiKey'),
+  shape('table', keys.apiKeyId(ID).pk, 'item'),
+  shape('table', keys.transaction(ID).pk, 'item'),
+  shape('table', keys.paymentIntent(ID).pk, 'item'),
+  shape('table', keys.idempotency(P, ROUTE, ID).pk, 'item'),
+  shape('table', keys.rateWindow(P, NUMBER).pk, 'partner'),
+  shape('table', keys.processorEvent(ID).pk, 'item'),
+  shape('table', keys.webhookDelivery(ID).pk, 'item'),
+  shape('table', keys.auditEvent(ID).pk, 'item'),
+  shape('table', keys.settlementBatch(ID).pk, 'item'),
+  // gsi1: newest first per owner
+  shape('gsi1', keys.allPartners, 'platform'),
+  shape('gsi1', keys.apiKeysOf(P), 'partner'),
+  shape('gsi1', keys.platformApiKeys, 'platform'),
+  shape('gsi1', keys.clientsOf(P), 'partner'),
+  shape('gsi1', keys.transactionsOf(P), 'partner'),
+  shape('gsi1', keys.deliveriesOf(P), 'partner'),
+  shape('gsi1', keys.auditEventsOf(P), 'partner'),
+  shape('gsi1', keys.settlementBatchesOf(P), 'partner'),
+  // gsi2: platform-wide lists and the outbox
+  shape('gsi2', keys.allTransactions, 'platform'),
+  shape('gsi2', keys.outbox, 'platform'),
+  shape('gsi2', keys.allAuditEvents, 'platform'),
+  shape('gsi2', keys.allSettlementBatches, 'platform'),
+  // gsi3: waiting for settlement
+  shape('gsi3', keys.settlementPartition(P), 'partner'),
+  // gsi4: the reconciliation's watch and parked deliveries
+  shape('gsi4', keys.reconciliationPartition(SHARD), 'platform', RECONCILIATION_SHARDS),
+  shape('gsi4', keys.parkedPartition(ENDPOINT, SHARD), 'partner', PARKED_SHARDS),
+];
+
+/** The shape of partition `partition` on `on`; throws for a key no shape matches. */
+export function shapeOf(on: string, partition: string): Shape {
+  const found = SHAPES.find((candidate) => candidate.on === on && candidate.pattern.test(partition));
+  if (found === undefined) throw new Error(`The capacity model knows no key shape for ${on} partition "${partition}": add it to bench/capacity/shapes.ts`);
+  return found;
+}
