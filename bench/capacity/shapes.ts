@@ -4,7 +4,7 @@
  * the key builders of `lib/store/keys.ts` from placeholder values, so a key the service writes that no shape here
  * matches is a key this file does not know yet: the model stops and names it rather than leave it out.
  */
-import { keys, PARKED_SHARDS, RECONCILIATION_SHARDS } from '../../lib/store/keys';
+import { keys, PARKED_SHARDS, RECONCILIATION_SHARDS, TRANSACTION_LIST_SHARDS } from '../../lib/store/keys';
 
 /**
  * Whose traffic one key of a shape takes. `platform`: every partner's; `partner`: one partner's (a webhook
@@ -43,7 +43,8 @@ const PARTS: Array<[string, string, string]> = [
 ];
 
 function shape(on: string, built: string, scope: Scope, shards = 1): Shape {
-  const shardText = shards > 1 ? String(SHARD) : undefined;
+  // The shard number ends the key (zero-padded or not): its trailing digits.
+  const shardText = shards > 1 ? /\d+$/.exec(built)?.[0] : undefined;
   let pattern = built.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   let shown = built;
   for (const [placeholder, regex, name] of PARTS) {
@@ -51,7 +52,6 @@ function shape(on: string, built: string, scope: Scope, shards = 1): Shape {
     shown = shown.replaceAll(placeholder, name);
   }
   if (shardText !== undefined) {
-    // The shard number ends the key.
     pattern = `${pattern.slice(0, pattern.lastIndexOf(shardText))}\\d+`;
     shown = `${shown.slice(0, shown.lastIndexOf(shardText))}<shard>`;
   }
@@ -88,6 +88,9 @@ export const SHAPES: Shape[] = [
   shape('gsi2', keys.allSettlementBatches, 'platform'),
   // gsi3: waiting for settlement
   shape('gsi3', keys.settlementPartition(P), 'partner'),
+  // gsi5, gsi6: sharded lists, a partner's and the platform's
+  shape('gsi5', keys.partnerTransactionShard(P, SHARD), 'partner', TRANSACTION_LIST_SHARDS.partner),
+  shape('gsi6', keys.platformTransactionShard(SHARD), 'platform', TRANSACTION_LIST_SHARDS.platform),
   // gsi4: the reconciliation's watch and parked deliveries
   shape('gsi4', keys.reconciliationPartition(SHARD), 'platform', RECONCILIATION_SHARDS),
   shape('gsi4', keys.parkedPartition(ENDPOINT, SHARD), 'partner', PARKED_SHARDS),

@@ -55,7 +55,9 @@ export class StatefulStack extends Stack {
         indexName: index.indexName,
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
-        projectionType: index.projection === 'KEYS_ONLY' ? ProjectionType.KEYS_ONLY : ProjectionType.ALL,
+        ...(typeof index.projection === 'object'
+          ? { projectionType: ProjectionType.INCLUDE, nonKeyAttributes: [...index.projection.include] }
+          : { projectionType: index.projection === 'KEYS_ONLY' ? ProjectionType.KEYS_ONLY : ProjectionType.ALL }),
       })),
     });
     this.secretsKey = new Key(this, 'SecretsKey', {

@@ -13,7 +13,7 @@ export interface TableKey {
   sk: string;
 }
 
-export type IndexKeys = Partial<Record<'gsi1pk' | 'gsi1sk' | 'gsi2pk' | 'gsi2sk' | 'gsi3pk' | 'gsi3sk' | 'gsi4pk' | 'gsi4sk', string>>;
+export type IndexKeys = Partial<Record<`gsi${1 | 2 | 3 | 4 | 5 | 6}${'pk' | 'sk'}`, string>>;
 
 const timeOrdered = (createdAt: string, id: string) => `${createdAt}#${id}`;
 
@@ -43,6 +43,18 @@ export const reconciliationShardOf = (svcTxId: string): number => shardOf(svcTxI
  * make 6,000 index writes a second, 375 per shard, under half a partition's 1,000 (decisions.md §11).
  */
 export const PARKED_SHARDS = 16;
+
+/**
+ * The transaction lists' shard counts. A transaction enters each list index when created and is written there again
+ * only when its status changes (the index projects only the lists' filters): two writes per payment, each in a
+ * transaction (the checkout's, the processor event's), so 4 units, and a little more for refunds and disputes
+ * (measured: `npm run bench -- capacity`). One partner's 3,000 payments a second then make about 12,600 units a second
+ * over its 32 shards (394 each), and every partner's 10,000 about 42,000 over the platform's 128 (328 each): each under
+ * half a partition's 1,000 (decisions.md §11). A list reads every shard and merges them by the sort key.
+ */
+export const TRANSACTION_LIST_SHARDS = { partner: 32, platform: 128 } as const;
+
+const shardKey = (shard: number) => String(shard).padStart(3, '0');
 
 export const keys = {
   partner: (partnerId: string): TableKey => ({ pk: `PARTNER#${partnerId}`, sk: 'PROFILE' }),
@@ -83,15 +95,22 @@ export const keys = {
   }),
 
   transaction: (svcTxId: string): TableKey => ({ pk: `TX#${svcTxId}`, sk: 'TX' }),
-  /** gsi1 partition of a partner's transactions; gsi2 partition of all transactions. */
+  /**
+   * Before the sharded lists: the gsi1 partition of a partner's transactions and the gsi2 partition of all of them
+   * (every index projected). Transactions written then stay there until `npm run backfill:transaction-lists` moves
+   * them; the lists read these partitions too.
+   */
   transactionsOf: (partnerId: string) => `TXS#${partnerId}`,
   allTransactions: 'TXS',
-  /** Per partner and platform-wide, newest first. */
+  /** A shard of a partner's transactions (gsi5), and a shard of every partner's (gsi6). */
+  partnerTransactionShard: (partnerId: string, shard: number) => `TXS#${partnerId}#${shardKey(shard)}`,
+  platformTransactionShard: (shard: number) => `TXS#${shardKey(shard)}`,
+  /** A transaction's place in its partner's list and in the platform's, newest first, on the shards of its `svc_tx_id`. */
   transactionIndex: (partnerId: string, svcTxId: string, createdAt: string): IndexKeys => ({
-    gsi1pk: keys.transactionsOf(partnerId),
-    gsi1sk: timeOrdered(createdAt, svcTxId),
-    gsi2pk: keys.allTransactions,
-    gsi2sk: timeOrdered(createdAt, svcTxId),
+    gsi5pk: keys.partnerTransactionShard(partnerId, shardOf(svcTxId, TRANSACTION_LIST_SHARDS.partner)),
+    gsi5sk: timeOrdered(createdAt, svcTxId),
+    gsi6pk: keys.platformTransactionShard(shardOf(svcTxId, TRANSACTION_LIST_SHARDS.platform)),
+    gsi6sk: timeOrdered(createdAt, svcTxId),
   }),
   /**
    * Sparse settlement index: present only while an item waits for settlement (a succeeded, unsettled

@@ -17,6 +17,7 @@ import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { fieldValidationError } from '../domain/errors';
 import type { Page } from '../domain/page';
 import { cursorKey } from '../secrets/cursor-key';
+import { batchGetAll } from './batch-get';
 import { documentClient, tableName } from './dynamo';
 import { PARTITION_KEY, SORT_KEY } from './table';
 
@@ -184,4 +185,159 @@ export async function queryPage<T>(query: PageQuery<T>): Promise<Page<T>> {
     nextCursor = sealCursor(await cursorKey(), scope, valuesAt(stoppedAt));
   }
   return { items: pageItems.map(query.toItem), nextCursor };
+}
+
+/** One partition a sharded list reads: a shard on its index, or a partition written before the shards. */
+export interface ListSource {
+  index: 'gsi1' | 'gsi2' | 'gsi5' | 'gsi6';
+  partition: string;
+}
+
+export interface ShardedPageQuery<T> {
+  /** Names the list (and its owner): what its cursors are bound to, with the range, filter and order. */
+  list: string;
+  /** Every shard, and any partition written before the shards; all share one sort key space (`<time>#<id>`). */
+  sources: readonly ListSource[];
+  sortFrom?: string | undefined;
+  sortTo?: string | undefined;
+  /** On attributes every source projects. */
+  filter?: PageQuery<T>['filter'];
+  limit: number;
+  cursor?: string | undefined;
+  toItem: (raw: Record<string, unknown>) => T;
+}
+
+/** Queries a sharded list's page runs at once. */
+const SOURCE_CONCURRENCY = 16;
+
+interface SourceState {
+  source: ListSource;
+  buffer: Record<string, unknown>[];
+  /** Where its next read starts (undefined: from the top, or nothing more when `done`). */
+  startKey: Key | undefined;
+  done: boolean;
+}
+
+/** Runs `task` over `items`, `limit` at a time. */
+async function eachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await task(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/**
+ * A page of a list kept over several partitions (shards), newest first: each source is read from the same position,
+ * a little at a time, and the sources are merged by the sort key they share, so the page is the `limit` newest items
+ * of them all, as one partition would give. Each read of a source asks only for what the merge may need next, and a
+ * source is read again only once the merge has used up what it gave.
+ *
+ * The cursor is one position in that shared order: the last item's sort key and table key, sealed as
+ * {@link queryPage}'s are. It is each source's position too: every source continues strictly after it (the position
+ * given as each Query's ExclusiveStartKey, with that source's partition). Items written meanwhile sort before it
+ * (their keys start with their creation time), so paging never repeats or skips an item. A page's items are read
+ * again from the table by key (strongly consistent): the list indexes project only what the filters need.
+ *
+ * A filter that drops most items is read in larger steps, up to a bounded number of reads a page; past it the page
+ * is short, holds every match newer than the point where the reading stopped, and its cursor continues from there.
+ */
+export async function queryShardedPage<T>(query: ShardedPageQuery<T>): Promise<Page<T>> {
+  const scope = JSON.stringify(['cursor/sharded/v1', query.list, query.sortFrom ?? null, query.sortTo ?? null, query.filter?.expression ?? null, query.filter?.values ?? null]);
+  const position = query.cursor === undefined ? undefined : openCursor(await cursorKey(), scope, query.cursor, ['sort', PARTITION_KEY, SORT_KEY]);
+  const sortOf = (state: SourceState, item: Record<string, unknown>) => String(item[`${state.source.index}sk`]);
+  const states: SourceState[] = query.sources.map((source) => ({
+    source,
+    buffer: [],
+    startKey: position === undefined ? undefined : { [`${source.index}pk`]: source.partition, [`${source.index}sk`]: position.sort!, [PARTITION_KEY]: position[PARTITION_KEY]!, [SORT_KEY]: position[SORT_KEY]! },
+    done: false,
+  }));
+  const readSize =
+    query.filter === undefined ? Math.max(5, Math.ceil((query.limit + 1) / query.sources.length) + 1) : Math.max(query.limit + 1, FILTERED_READ_SIZE);
+  const maxReads = query.sources.length * MAX_READS_PER_PAGE;
+  let reads = 0;
+
+  const read = async (state: SourceState) => {
+    const names = { '#pk': `${state.source.index}pk`, ...query.filter?.names };
+    const values: Record<string, unknown> = { ':pk': state.source.partition, ...query.filter?.values };
+    const conditions = ['#pk = :pk'];
+    if (query.sortFrom !== undefined || query.sortTo !== undefined) {
+      Object.assign(names, { '#sk': `${state.source.index}sk` });
+      if (query.sortFrom !== undefined) values[':skFrom'] = query.sortFrom;
+      if (query.sortTo !== undefined) values[':skTo'] = `${query.sortTo}\uffff`;
+      conditions.push(query.sortFrom === undefined ? '#sk <= :skTo' : query.sortTo === undefined ? '#sk >= :skFrom' : '#sk BETWEEN :skFrom AND :skTo');
+    }
+    const result = await documentClient.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: state.source.index,
+        KeyConditionExpression: conditions.join(' AND '),
+        ...(query.filter === undefined ? {} : { FilterExpression: query.filter.expression }),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ScanIndexForward: false,
+        Limit: readSize,
+        ExclusiveStartKey: state.startKey,
+      }),
+    );
+    state.buffer.push(...(result.Items ?? []));
+    state.startKey = result.LastEvaluatedKey as Key | undefined;
+    state.done = state.startKey === undefined;
+  };
+
+  // Merge newest first: take the newest head while every source that may hold a newer item has one in hand.
+  const merged: Array<{ state: SourceState; item: Record<string, unknown> }> = [];
+  // An item moved from a partition written before the shards to its shard while this page read both is taken once.
+  const taken = new Set<string>();
+  const take = (state: SourceState) => {
+    const item = state.buffer.shift()!;
+    const id = `${String(item[PARTITION_KEY])}\u0000${String(item[SORT_KEY])}`;
+    if (!taken.has(id)) merged.push({ state, item });
+    taken.add(id);
+  };
+  let stoppedAt: { state: SourceState; key: Key } | undefined;
+  while (merged.length <= query.limit) {
+    const empty = states.filter((state) => state.buffer.length === 0 && !state.done);
+    if (empty.length > 0) {
+      if (reads + empty.length > maxReads) {
+        // The reading stops here. Every item newer than the newest point a source stopped at is in hand: those go on
+        // the page, and the cursor continues from that point.
+        const newest = empty.reduce((best, state) => (sortOf(state, state.startKey!) > sortOf(best, best.startKey!) ? state : best));
+        stoppedAt = { state: newest, key: newest.startKey! };
+        break;
+      }
+      reads += empty.length;
+      await eachLimited(empty, SOURCE_CONCURRENCY, read);
+      continue;
+    }
+    const withItems = states.filter((state) => state.buffer.length > 0);
+    if (withItems.length === 0) break;
+    take(withItems.reduce((best, state) => (sortOf(state, state.buffer[0]!) > sortOf(best, best.buffer[0]!) ? state : best)));
+  }
+  if (stoppedAt !== undefined) {
+    const bound = sortOf(stoppedAt.state, stoppedAt.key);
+    for (;;) {
+      const withItems = states.filter((state) => state.buffer.length > 0 && sortOf(state, state.buffer[0]!) > bound);
+      if (withItems.length === 0 || merged.length > query.limit) break;
+      take(withItems.reduce((best, state) => (sortOf(state, state.buffer[0]!) > sortOf(best, best.buffer[0]!) ? state : best)));
+    }
+  }
+
+  const page = merged.slice(0, query.limit);
+  const positionOf = (state: SourceState, item: Record<string, unknown>) => [sortOf(state, item), String(item[PARTITION_KEY]), String(item[SORT_KEY])];
+  const last = page.at(-1);
+  const nextCursor =
+    merged.length > query.limit && last !== undefined
+      ? sealCursor(await cursorKey(), scope, positionOf(last.state, last.item))
+      : stoppedAt !== undefined
+        ? sealCursor(await cursorKey(), scope, positionOf(stoppedAt.state, stoppedAt.key))
+        : null;
+  // The page's items as the table holds them now (the index holds the filters' attributes only).
+  const full = await batchGetAll(page.map(({ item }) => ({ pk: String(item[PARTITION_KEY]), sk: String(item[SORT_KEY]) })));
+  const byKey = new Map(full.map((item) => [`${String(item[PARTITION_KEY])}\u0000${String(item[SORT_KEY])}`, item]));
+  const items = page.flatMap(({ item }) => {
+    const found = byKey.get(`${String(item[PARTITION_KEY])}\u0000${String(item[SORT_KEY])}`);
+    return found === undefined ? [] : [query.toItem(found)];
+  });
+  return { items, nextCursor };
 }

@@ -24,9 +24,19 @@ export interface IndexDefinition {
   indexName: string;
   partitionKey: string;
   sortKey: string;
-  /** `ALL` attributes (the default), or `KEYS_ONLY`: the table's and the index's keys, for an index whose reader reads each item itself. */
-  projection?: 'ALL' | 'KEYS_ONLY';
+  /**
+   * `ALL` attributes (the default); `KEYS_ONLY`: the table's and the index's keys, for an index whose reader reads each
+   * item itself; or the keys and the attributes named (`INCLUDE`). An update writes an index only when it changes what
+   * the index holds, so the less an index projects, the fewer writes reach it, each of the smallest size.
+   */
+  projection?: 'ALL' | 'KEYS_ONLY' | { include: readonly string[] };
 }
+
+/**
+ * What a sharded list index holds besides the keys: the attributes its lists filter on (a transaction's `status`,
+ * `clientId`, `partnerReference`; an audit event's `type`). Its readers read each page's items from the table.
+ */
+export const LIST_INDEX_ATTRIBUTES = ['status', 'clientId', 'partnerReference', 'type'] as const;
 
 /** Generic, overloaded GSIs (all string keys); `keys.ts` decides what goes in them. */
 export const GLOBAL_INDEXES: readonly IndexDefinition[] = [
@@ -39,6 +49,13 @@ export const GLOBAL_INDEXES: readonly IndexDefinition[] = [
    * before it acts, and every write to it costs the least (docs/data-model.md).
    */
   { indexName: 'gsi4', partitionKey: 'gsi4pk', sortKey: 'gsi4sk', projection: 'KEYS_ONLY' },
+  /**
+   * Sharded lists, newest first: an owner's (gsi5: a partner's transactions over its shards) and the platform's
+   * (gsi6: every transaction over more shards). Only what the lists filter on is projected, so an item's updates that
+   * change none of it (fees, settlement, revisions) write neither index (docs/data-model.md, sharded lists).
+   */
+  { indexName: 'gsi5', partitionKey: 'gsi5pk', sortKey: 'gsi5sk', projection: { include: LIST_INDEX_ATTRIBUTES } },
+  { indexName: 'gsi6', partitionKey: 'gsi6pk', sortKey: 'gsi6sk', projection: { include: LIST_INDEX_ATTRIBUTES } },
 ];
 
 const indexSchema = (index: IndexDefinition) => ({
@@ -47,7 +64,10 @@ const indexSchema = (index: IndexDefinition) => ({
     { AttributeName: index.partitionKey, KeyType: 'HASH' as const },
     { AttributeName: index.sortKey, KeyType: 'RANGE' as const },
   ],
-  Projection: { ProjectionType: index.projection ?? 'ALL' },
+  Projection:
+    typeof index.projection === 'object'
+      ? { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: [...index.projection.include] }
+      : { ProjectionType: index.projection ?? 'ALL' },
 });
 
 /**

@@ -11,8 +11,8 @@ import type { FoldedCompletion } from '../domain/idempotency';
 import { IntentAlreadyLinked, TransactionExists, TransactionStateConflict } from '../use-cases/ports/transaction-store';
 import { completionItem } from './idempotency';
 import { documentClient, tableName } from './dynamo';
-import { keys } from './keys';
-import { type Page, queryPage } from './paging';
+import { keys, TRANSACTION_LIST_SHARDS } from './keys';
+import { type ListSource, type Page, queryPage, queryShardedPage } from './paging';
 import { toPartner } from './partners';
 import { transactWrite } from './transact';
 
@@ -239,11 +239,32 @@ export function listTransactions(
     add('createdAt', filters.createdTo, '<=', 'createdTo');
   }
   const filter = conditions.length === 0 ? undefined : { expression: conditions.join(' AND '), names, values };
-  const where =
-    filters.svcTxId !== undefined
-      ? ownItem(filters.svcTxId)
-      : partnerId === undefined
-        ? { index: 'gsi2' as const, partition: keys.allTransactions, sortFrom: filters.createdFrom, sortTo: filters.createdTo }
-        : { index: 'gsi1' as const, partition: keys.transactionsOf(partnerId), sortFrom: filters.createdFrom, sortTo: filters.createdTo };
-  return queryPage({ ...where, filter, ...page, toItem: toTransaction });
+  if (filters.svcTxId !== undefined) return queryPage({ ...ownItem(filters.svcTxId), filter, ...page, toItem: toTransaction });
+  return queryShardedPage({
+    list: partnerId === undefined ? 'transactions' : `transactions/${partnerId}`,
+    sources: transactionListSources(partnerId),
+    sortFrom: filters.createdFrom,
+    sortTo: filters.createdTo,
+    filter,
+    ...page,
+    toItem: toTransaction,
+  });
+}
+
+/**
+ * Where a partner's transactions (or, without a partner, every partner's) are listed: each shard of the list index,
+ * and the partition that held them before the shards (`npm run backfill:transaction-lists` empties it; until then,
+ * and harmlessly after, it is read too).
+ */
+function transactionListSources(partnerId: string | undefined): ListSource[] {
+  if (partnerId === undefined) {
+    return [
+      ...Array.from({ length: TRANSACTION_LIST_SHARDS.platform }, (_, shard) => ({ index: 'gsi6' as const, partition: keys.platformTransactionShard(shard) })),
+      { index: 'gsi2', partition: keys.allTransactions },
+    ];
+  }
+  return [
+    ...Array.from({ length: TRANSACTION_LIST_SHARDS.partner }, (_, shard) => ({ index: 'gsi5' as const, partition: keys.partnerTransactionShard(partnerId, shard) })),
+    { index: 'gsi1', partition: keys.transactionsOf(partnerId) },
+  ];
 }

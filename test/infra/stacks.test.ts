@@ -44,7 +44,10 @@ describe('stateful stack', () => {
             { AttributeName: index.partitionKey, KeyType: 'HASH' },
             { AttributeName: index.sortKey, KeyType: 'RANGE' },
           ],
-          Projection: { ProjectionType: index.projection ?? 'ALL' },
+          Projection:
+            typeof index.projection === 'object'
+              ? { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.projection.include] }
+              : { ProjectionType: index.projection ?? 'ALL' },
         }),
       ),
       Replicas: [

@@ -3,7 +3,6 @@
  * signs them (`infra/local/sandbox/processor/events.ts`), and the table items a test arranges or inspects
  * around them (transactions with an intent, webhook endpoints, deliveries, processed-event records).
  */
-import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomId, SANDBOX_API_VERSION, signatureHeader } from '../../infra/local/sandbox/processor/events';
 import { config } from '../../lib/config';
@@ -15,7 +14,7 @@ import { toDelivery } from '../../lib/store/deliveries';
 import { documentClient, tableName } from '../../lib/store/dynamo';
 import { keys } from '../../lib/store/keys';
 import { createTransaction } from '../../lib/store/transactions';
-import { NO_REVERSALS } from '../../lib/domain/ledger';
+import { transactionFixture } from './transactions';
 
 /** The webhook secret the service under test verifies with (the local default unless a test set another). */
 export const webhookSecret = () => config.PROCESSOR_WEBHOOK_SECRET ?? '';
@@ -88,28 +87,19 @@ export async function pendingTransaction(
   /** When it was created: earlier than now for a transaction a day-boundary settlement run should take. */
   now = new Date().toISOString(),
 ): Promise<Transaction> {
-  return createTransaction({
-    id: newId.transactionRecord(),
-    svcTxId: newId.svcTx(),
-    partnerId,
-    partnerName: 'Partner',
-    clientId,
-    clientName: 'Merchant Ltd',
-    partnerReference: `order-${randomUUID()}`,
-    processorPaymentIntentId: randomId('pi_'),
-    amountMinor: money.amountMinor,
-    currency: currencyCode(money.currency),
-    status: 'pending',
-    settlementStatus: 'unsettled',
-    fees: null,
-    reversals: NO_REVERSALS,
-    revision: 0,
-    receiptEmail: null,
-    statementDescriptorSuffix: null,
-    meta,
-    createdAt: now,
-    updatedAt: now,
-  });
+  return createTransaction(
+    transactionFixture({
+      id: newId.transactionRecord(),
+      svcTxId: newId.svcTx(),
+      partnerId,
+      clientId,
+      processorPaymentIntentId: randomId('pi_'),
+      amountMinor: money.amountMinor,
+      currency: currencyCode(money.currency),
+      meta,
+      createdAt: now,
+    }),
+  );
 }
 
 /** A webhook endpoint item, as the admin API stores one (the secret is not read by these tests). */

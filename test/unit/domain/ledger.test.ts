@@ -10,12 +10,12 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { type LedgerEntry, NO_REVERSALS, type PaymentChange } from '../../../lib/domain/ledger';
-import { currencyCode } from '../../../lib/domain/money';
+import { type LedgerEntry, type PaymentChange } from '../../../lib/domain/ledger';
 import { planPaymentUpdate, succeedsWith, type PartnerNotice } from '../../../lib/domain/payment-update';
 import type { FeeBreakdown, Transaction } from '../../../lib/domain/transaction';
 import { toProcessorEvent } from '../../../lib/processor/events';
 import { seedFrom } from '../../support/seeds';
+import { transactionFixture } from '../../support/transactions';
 
 const SEED = seedFrom('LEDGER_SEED', 27_112_026);
 
@@ -94,7 +94,7 @@ interface Applied {
 }
 
 function pendingTransaction(amount: number): Transaction {
-  return {
+  return transactionFixture({
     id: 'txn_1',
     svcTxId: 'svc_tx_ledger',
     partnerId: 'ptr_1',
@@ -104,18 +104,8 @@ function pendingTransaction(amount: number): Transaction {
     partnerReference: 'order-1',
     processorPaymentIntentId: INTENT,
     amountMinor: amount,
-    currency: currencyCode('USD'),
-    status: 'pending',
-    settlementStatus: 'unsettled',
-    fees: null,
-    reversals: NO_REVERSALS,
-    revision: 0,
-    receiptEmail: null,
-    statementDescriptorSuffix: null,
-    meta: null,
     createdAt: '2026-11-01T00:00:00.000Z',
-    updatedAt: '2026-11-01T00:00:00.000Z',
-  };
+  });
 }
 
 function apply(history: History, order: readonly StripeEvent[]): Applied {

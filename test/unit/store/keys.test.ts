@@ -10,9 +10,9 @@ describe('key builders', () => {
   });
 
   it('order time-ordered sort keys by creation time, then id', () => {
-    const earlier = keys.transactionIndex('p_1', 'svc_tx_b', '2026-11-21T10:00:00.000Z').gsi1sk ?? '';
-    const later = keys.transactionIndex('p_1', 'svc_tx_a', '2026-11-21T10:00:00.001Z').gsi1sk ?? '';
-    const sameMsOtherId = keys.transactionIndex('p_1', 'svc_tx_c', '2026-11-21T10:00:00.000Z').gsi1sk ?? '';
+    const earlier = keys.transactionIndex('p_1', 'svc_tx_b', '2026-11-21T10:00:00.000Z').gsi5sk ?? '';
+    const later = keys.transactionIndex('p_1', 'svc_tx_a', '2026-11-21T10:00:00.001Z').gsi5sk ?? '';
+    const sameMsOtherId = keys.transactionIndex('p_1', 'svc_tx_c', '2026-11-21T10:00:00.000Z').gsi5sk ?? '';
 
     expect([later, sameMsOtherId, earlier].sort()).toEqual([earlier, sameMsOtherId, later]);
   });

@@ -1,0 +1,181 @@
+/**
+ * The transaction lists over their shards (lib/store/paging.ts `queryShardedPage`, decisions.md §9 and §11), against
+ * DynamoDB Local: a partner's transactions are spread over 32 shards of gsi5 and every partner's over 128 of gsi6, and
+ * a list merges them newest first, with sealed cursors that carry one position for every shard. Transactions written
+ * before the shards (on gsi1/gsi2) are listed with them.
+ */
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ServiceError } from '../../../lib/domain/errors';
+import type { Transaction, TransactionFilters, TransactionStatus } from '../../../lib/domain/transaction';
+import { documentClient, tableName } from '../../../lib/store/dynamo';
+import { keys, TRANSACTION_LIST_SHARDS } from '../../../lib/store/keys';
+import { queryShardedPage } from '../../../lib/store/paging';
+import { listTransactions, transactionItem } from '../../../lib/store/transactions';
+import { transactionFixture } from '../../support/transactions';
+
+const run = randomUUID().slice(0, 8);
+const partnerId = `p_shard_${run}`;
+const clientId = `shard-merchant-${run}`;
+const COUNT = 90;
+
+/** A transaction created `second` seconds into 2026-03-01, its `svc_tx_id` unique to this run. */
+function transaction(second: number, status: TransactionStatus = 'succeeded', client = clientId): Transaction {
+  return transactionFixture({
+    svcTxId: `svc_tx_${run}${String(second).padStart(16, '0')}`,
+    partnerId,
+    clientId: client,
+    partnerReference: `ref-${run}-${second}`,
+    amountMinor: 1000 + second,
+    status,
+    createdAt: new Date(Date.UTC(2026, 2, 1) + second * 1000).toISOString(),
+  });
+}
+
+async function write(transactions: Transaction[]): Promise<void> {
+  for (let i = 0; i < transactions.length; i += 25) {
+    await documentClient.send(
+      new BatchWriteCommand({ RequestItems: { [tableName]: transactions.slice(i, i + 25).map((tx) => ({ PutRequest: { Item: transactionItem(tx) } })) } }),
+    );
+  }
+}
+
+/** Every page of a list, `limit` at a time, with what is done between pages. */
+async function allPages(partner: string | undefined, filters: TransactionFilters, limit: number, between?: (page: number) => Promise<void>) {
+  const seen: string[] = [];
+  let cursor: string | undefined;
+  for (let page = 1; ; page++) {
+    const result = await listTransactions(partner, filters, { limit, cursor });
+    seen.push(...result.items.map((tx) => tx.svcTxId));
+    if (result.nextCursor === null) return seen;
+    cursor = result.nextCursor;
+    await between?.(page);
+  }
+}
+
+const written = Array.from({ length: COUNT }, (_, i) => transaction(i, i % 9 === 0 ? 'pending' : 'succeeded'));
+const newestFirst = (transactions: Transaction[]) => [...transactions].sort((a, b) => b.createdAt.localeCompare(a.createdAt)).map((tx) => tx.svcTxId);
+
+beforeAll(async () => {
+  await write(written);
+}, 60_000);
+
+describe('a partner’s transactions over 32 shards', () => {
+  it('spreads them over the shards, on gsi5 and gsi6, and none on the partitions before the shards', () => {
+    const items = written.map(transactionItem);
+    expect(new Set(items.map((item) => item.gsi5pk)).size).toBeGreaterThanOrEqual(20);
+    expect(new Set(items.map((item) => item.gsi6pk)).size).toBeGreaterThanOrEqual(30);
+    expect(items.every((item) => String(item.gsi5pk).startsWith(`TXS#${partnerId}#`) && String(item.gsi6pk).match(/^TXS#\d{3}$/) !== null)).toBe(true);
+    expect(items.some((item) => 'gsi1pk' in item || 'gsi2pk' in item)).toBe(false);
+    expect(TRANSACTION_LIST_SHARDS).toEqual({ partner: 32, platform: 128 });
+  });
+
+  it('pages through all of them newest first, each once, across shard boundaries', async () => {
+    for (const limit of [2, 7, 50, 200]) expect(await allPages(partnerId, {}, limit)).toEqual(newestFirst(written));
+  }, 30_000);
+
+  it('filters across shards: status, client, a reference, a creation range', async () => {
+    expect(await allPages(partnerId, { status: 'pending' }, 4)).toEqual(newestFirst(written.filter((tx) => tx.status === 'pending')));
+    expect(await allPages(partnerId, { partnerReference: `ref-${run}-41` }, 10)).toEqual([written[41]!.svcTxId]);
+    const from = written[20]!.createdAt;
+    const to = written[29]!.createdAt;
+    expect(await allPages(partnerId, { createdFrom: from, createdTo: to }, 3)).toEqual(newestFirst(written.slice(20, 30)));
+  });
+
+  it('never repeats or skips an item while transactions are written between pages', async () => {
+    // Arrange: a partner of its own, paged 5 at a time; after each page, 3 new transactions (newer than all)
+    const others = Array.from({ length: 30 }, (_, i) => ({ ...transaction(1_000 + i), partnerId: `${partnerId}-busy`, svcTxId: `svc_tx_${run}busy${String(i).padStart(12, '0')}` }));
+    await write(others);
+    let added = 0;
+    const seen = await allPages(`${partnerId}-busy`, {}, 5, async () => {
+      const fresh = Array.from({ length: 3 }, () => ({ ...transaction(5_000 + added), partnerId: `${partnerId}-busy`, svcTxId: `svc_tx_${run}late${String(added++).padStart(12, '0')}` }));
+      await write(fresh);
+    });
+    // Assert: exactly the transactions there when the first page was read, newest first
+    expect(seen).toEqual(newestFirst(others));
+  });
+
+  it('lists transactions written before the shards (gsi1/gsi2) in order among the sharded ones', async () => {
+    const legacy = [transaction(10_000 + 15), transaction(10_000 + 45)].map((tx) => ({ ...tx, partnerId: `${partnerId}-mixed` }));
+    const sharded = Array.from({ length: 60 }, (_, i) => ({ ...transaction(10_000 + i), partnerId: `${partnerId}-mixed` })).filter((tx) => !legacy.some((old) => old.svcTxId === tx.svcTxId));
+    await write(sharded);
+    for (const tx of legacy) {
+      const { gsi5pk, gsi5sk, gsi6pk, gsi6sk, ...item } = transactionItem(tx) as Record<string, unknown>;
+      const sort = `${tx.createdAt}#${tx.svcTxId}`;
+      await documentClient.send(new PutCommand({ TableName: tableName, Item: { ...item, gsi1pk: keys.transactionsOf(tx.partnerId), gsi1sk: sort, gsi2pk: keys.allTransactions, gsi2sk: sort } }));
+    }
+    expect(await allPages(`${partnerId}-mixed`, {}, 6)).toEqual(newestFirst([...sharded, ...legacy]));
+    // and in the platform's list, narrowed to them
+    expect(await allPages(undefined, { clientId, createdFrom: legacy[0]!.createdAt, createdTo: legacy[1]!.createdAt }, 8)).toEqual(
+      newestFirst([...sharded, ...legacy].filter((tx) => tx.createdAt >= legacy[0]!.createdAt && tx.createdAt <= legacy[1]!.createdAt)),
+    );
+  });
+});
+
+describe('every partner’s transactions over 128 shards', () => {
+  it('pages through one merchant’s newest first, each once', async () => {
+    // (the other tests' transactions share the merchant but not the first 90 seconds)
+    expect(await allPages(undefined, { clientId, createdFrom: written[0]!.createdAt, createdTo: written.at(-1)!.createdAt }, 13)).toEqual(newestFirst(written));
+  });
+});
+
+describe('sharded cursors', () => {
+  it('refuse a cursor altered, or from another list or filter: 400 VALIDATION_ERROR', async () => {
+    const first = await listTransactions(partnerId, {}, { limit: 5 });
+    const cursor = first.nextCursor!;
+    const refusals = [
+      listTransactions(partnerId, {}, { limit: 5, cursor: `${cursor.slice(0, -2)}${cursor.endsWith('A') ? 'BB' : 'AA'}` }),
+      listTransactions(`${partnerId}-busy`, {}, { limit: 5, cursor }),
+      listTransactions(undefined, {}, { limit: 5, cursor }),
+      listTransactions(partnerId, { status: 'pending' }, { limit: 5, cursor }),
+    ];
+    for (const refusal of refusals) {
+      await expect(refusal).rejects.toBeInstanceOf(ServiceError);
+      await expect(refusal).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+    }
+  });
+});
+
+describe('a selective filter over shards', () => {
+  it('stops reading at its bound, answers a short page of every match newer than where it stopped, and goes on from there', async () => {
+    // Arrange: two shards of 1,100 items each, one item of the 2,200 "rare" (the oldest of shard A); reads of 100 a
+    // time, at most 10 a shard a page, so the first pages stop before they reach it
+    const partition = (name: string) => `SHARD-TEST#${run}#${name}`;
+    const items = ['a', 'b'].flatMap((shard, s) =>
+      Array.from({ length: 1_100 }, (_, i) => {
+        const createdAt = new Date(Date.UTC(2026, 0, 1) + (i * 2 + s) * 1000).toISOString();
+        return { pk: `SHARD-ITEM#${run}#${shard}${i}`, sk: 'ITEM', gsi5pk: partition(shard), gsi5sk: `${createdAt}#${shard}${i}`, status: shard === 'a' && i === 0 ? 'rare' : 'common', n: `${shard}${i}` };
+      }),
+    );
+    for (let i = 0; i < items.length; i += 25) {
+      await documentClient.send(new BatchWriteCommand({ RequestItems: { [tableName]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+    }
+    const page = (cursor?: string) =>
+      queryShardedPage({
+        list: `shard-test/${run}`,
+        sources: [
+          { index: 'gsi5', partition: partition('a') },
+          { index: 'gsi5', partition: partition('b') },
+        ],
+        filter: { expression: '#status = :rare', names: { '#status': 'status' }, values: { ':rare': 'rare' } },
+        limit: 10,
+        cursor,
+        toItem: (item) => item.n as string,
+      });
+
+    // Act: follow the cursors
+    const pages: string[][] = [];
+    let cursor: string | undefined;
+    do {
+      const result = await page(cursor);
+      pages.push(result.items);
+      cursor = result.nextCursor ?? undefined;
+    } while (cursor !== undefined && pages.length < 10);
+
+    // Assert: short (empty) pages with a cursor until the match, then the match, then the end
+    expect(pages.length).toBeGreaterThan(1);
+    expect(pages.slice(0, -1).every((items) => items.length === 0)).toBe(true);
+    expect(pages.at(-1)).toEqual(['a0']);
+  }, 60_000);
+});
