@@ -18,11 +18,13 @@ export type IndexKeys = Partial<Record<`gsi${1 | 2 | 3 | 4 | 5 | 6}${'pk' | 'sk'
 const timeOrdered = (createdAt: string, id: string) => `${createdAt}#${id}`;
 
 /**
- * The reconciliation index's shard count. Each payment writes the index about twice (its keys set while it waits,
- * removed when it moves on): at the design target of 10,000 payments a second, 64 shards keep each partition near
- * 300 writes a second, under half of DynamoDB's 1,000 (decisions.md §11). Fixed: the reader queries every shard.
+ * The reconciliation index's shard count. Each payment writes the index twice (its keys set while it waits, removed
+ * when it moves on), each time inside a transaction (the checkout's, the processor event's): 4 units a payment
+ * (measured: `npm run bench -- capacity`). At the design target of 10,000 payments a second, 128 shards keep each
+ * partition near 310 units a second, under half of DynamoDB's 1,000 (decisions.md §11). Fixed: the reader queries
+ * every shard. (It was 64: a transaction written then sits in a shard numbered below 64, which the reader still reads.)
  */
-export const RECONCILIATION_SHARDS = 64;
+export const RECONCILIATION_SHARDS = 128;
 
 /** The shard of `id` among `shards`: FNV-1a of the id, so an item keeps its shard for life. */
 function shardOf(id: string, shards: number): number {
