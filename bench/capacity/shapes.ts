@@ -4,7 +4,7 @@
  * the key builders of `lib/store/keys.ts` from placeholder values, so a key the service writes that no shape here
  * matches is a key this file does not know yet: the model stops and names it rather than leave it out.
  */
-import { keys, PARKED_SHARDS, RECONCILIATION_SHARDS, TRANSACTION_LIST_SHARDS } from '../../lib/store/keys';
+import { AUDIT_LIST_SHARDS, DELIVERY_LIST_SHARDS, keys, PARKED_SHARDS, RECONCILIATION_SHARDS, TRANSACTION_LIST_SHARDS } from '../../lib/store/keys';
 
 /**
  * Whose traffic one key of a shape takes. `platform`: every partner's; `partner`: one partner's (a webhook
@@ -91,6 +91,9 @@ export const SHAPES: Shape[] = [
   // gsi5, gsi6: sharded lists, a partner's and the platform's
   shape('gsi5', keys.partnerTransactionShard(P, SHARD), 'partner', TRANSACTION_LIST_SHARDS.partner),
   shape('gsi6', keys.platformTransactionShard(SHARD), 'platform', TRANSACTION_LIST_SHARDS.platform),
+  shape('gsi5', keys.deliveryShard(P, SHARD), 'partner', DELIVERY_LIST_SHARDS),
+  shape('gsi5', keys.partnerAuditShard(P, SHARD), 'partner', AUDIT_LIST_SHARDS.partner),
+  shape('gsi6', keys.platformAuditShard(SHARD), 'platform', AUDIT_LIST_SHARDS.platform),
   // gsi4: the reconciliation's watch and parked deliveries
   shape('gsi4', keys.reconciliationPartition(SHARD), 'platform', RECONCILIATION_SHARDS),
   shape('gsi4', keys.parkedPartition(ENDPOINT, SHARD), 'partner', PARKED_SHARDS),

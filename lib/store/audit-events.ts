@@ -1,13 +1,13 @@
 /**
- * Audit events: append-only items (`AUDIT#<id>` / `AUDIT`), listed per partner (gsi1 `AUDIT#<partner_id>`) and
- * platform-wide (gsi2 `AUDIT`), newest first. Written as one `Put` inside the transaction of the change they
+ * Audit events: append-only items (`AUDIT#<id>` / `AUDIT`), listed per partner (gsi5, over its shards) and
+ * platform-wide (gsi6, over its shards), newest first (docs/data-model.md, sharded lists). Written as one `Put` inside the transaction of the change they
  * record, or alone for a request recorded before it runs (an admin's settlement run); never updated, never expired.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditDetails, AuditEvent, AuditEventType, AuditResourceType } from '../domain/audit';
 import { documentClient, tableName } from './dynamo';
-import { keys } from './keys';
-import { type Page, queryPage } from './paging';
+import { AUDIT_LIST_SHARDS, keys } from './keys';
+import { type Page, queryShardedPage, shardedSources } from './paging';
 
 const toAuditEvent = (item: Record<string, unknown>): AuditEvent => ({
   id: item.id as string,
@@ -38,16 +38,20 @@ export async function recordAuditEvent(event: AuditEvent): Promise<void> {
   await documentClient.send(new PutCommand(putAuditEvent(event).Put));
 }
 
-/** Audit events of one partner (gsi1) or of all (gsi2), newest first, optionally of one `type`. */
+/** Audit events of one partner or of all, newest first, optionally of one `type`. */
 export function listAuditEvents(query: {
   partnerId?: string | undefined;
   type?: AuditEventType | undefined;
   limit: number;
   cursor?: string | undefined;
 }): Promise<Page<AuditEvent>> {
-  return queryPage({
-    index: query.partnerId === undefined ? 'gsi2' : 'gsi1',
-    partition: query.partnerId === undefined ? keys.allAuditEvents : keys.auditEventsOf(query.partnerId),
+  const { partnerId } = query;
+  return queryShardedPage({
+    list: partnerId === undefined ? 'audit-events' : `audit-events/${partnerId}`,
+    sources:
+      partnerId === undefined
+        ? shardedSources('gsi6', AUDIT_LIST_SHARDS.platform, keys.platformAuditShard, { index: 'gsi2', partition: keys.allAuditEvents })
+        : shardedSources('gsi5', AUDIT_LIST_SHARDS.partner, (shard) => keys.partnerAuditShard(partnerId, shard), { index: 'gsi1', partition: keys.auditEventsOf(partnerId) }),
     limit: query.limit,
     cursor: query.cursor,
     filter: query.type === undefined ? undefined : { expression: '#type = :type', names: { '#type': 'type' }, values: { ':type': query.type } },

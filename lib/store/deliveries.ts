@@ -9,9 +9,9 @@ import type { AttemptRecord, DeliveryStatus, PartnerEvent, WebhookDelivery } fro
 import { putAuditEvent } from './audit-events';
 import { failedConditions, writeIfCondition } from './conditions';
 import { documentClient, tableName } from './dynamo';
-import { keys, PARKED_SHARDS } from './keys';
+import { DELIVERY_LIST_SHARDS, keys, PARKED_SHARDS } from './keys';
 import { transactWrite } from './transact';
-import { type Page, queryPage, statusFilter } from './paging';
+import { type Page, queryShardedPage, shardedSources, statusFilter } from './paging';
 
 /** How long after its creation a pending delivery that no message has picked up is relayed again. */
 export const OUTBOX_GRACE_MS = 30_000;
@@ -72,9 +72,9 @@ export function listDeliveries(
   partnerId: string,
   page: { status?: DeliveryStatus | undefined; limit: number; cursor?: string | undefined },
 ): Promise<Page<WebhookDelivery>> {
-  return queryPage({
-    index: 'gsi1',
-    partition: keys.deliveriesOf(partnerId),
+  return queryShardedPage({
+    list: `deliveries/${partnerId}`,
+    sources: shardedSources('gsi5', DELIVERY_LIST_SHARDS, (shard) => keys.deliveryShard(partnerId, shard), { index: 'gsi1', partition: keys.deliveriesOf(partnerId) }),
     limit: page.limit,
     cursor: page.cursor,
     filter: statusFilter(page.status),

@@ -193,6 +193,15 @@ export interface ListSource {
   partition: string;
 }
 
+/**
+ * A sharded list's sources: its `count` shards on `index` (`partitionOf` names each), then the partitions that held
+ * the list before it was sharded, still read (their items are never moved, or are moved by a backfill).
+ */
+export const shardedSources = (index: 'gsi5' | 'gsi6', count: number, partitionOf: (shard: number) => string, ...before: ListSource[]): ListSource[] => [
+  ...Array.from({ length: count }, (_, shard) => ({ index, partition: partitionOf(shard) })),
+  ...before,
+];
+
 export interface ShardedPageQuery<T> {
   /** Names the list (and its owner): what its cursors are bound to, with the range, filter and order. */
   list: string;

@@ -12,7 +12,7 @@ import { IntentAlreadyLinked, TransactionExists, TransactionStateConflict } from
 import { completionItem } from './idempotency';
 import { documentClient, tableName } from './dynamo';
 import { keys, TRANSACTION_LIST_SHARDS } from './keys';
-import { type ListSource, type Page, queryPage, queryShardedPage } from './paging';
+import { type ListSource, type Page, queryPage, queryShardedPage, shardedSources } from './paging';
 import { toPartner } from './partners';
 import { transactWrite } from './transact';
 
@@ -257,14 +257,7 @@ export function listTransactions(
  * and harmlessly after, it is read too).
  */
 function transactionListSources(partnerId: string | undefined): ListSource[] {
-  if (partnerId === undefined) {
-    return [
-      ...Array.from({ length: TRANSACTION_LIST_SHARDS.platform }, (_, shard) => ({ index: 'gsi6' as const, partition: keys.platformTransactionShard(shard) })),
-      { index: 'gsi2', partition: keys.allTransactions },
-    ];
-  }
-  return [
-    ...Array.from({ length: TRANSACTION_LIST_SHARDS.partner }, (_, shard) => ({ index: 'gsi5' as const, partition: keys.partnerTransactionShard(partnerId, shard) })),
-    { index: 'gsi1', partition: keys.transactionsOf(partnerId) },
-  ];
+  return partnerId === undefined
+    ? shardedSources('gsi6', TRANSACTION_LIST_SHARDS.platform, keys.platformTransactionShard, { index: 'gsi2', partition: keys.allTransactions })
+    : shardedSources('gsi5', TRANSACTION_LIST_SHARDS.partner, (shard) => keys.partnerTransactionShard(partnerId, shard), { index: 'gsi1', partition: keys.transactionsOf(partnerId) });
 }

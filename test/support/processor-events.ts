@@ -10,7 +10,7 @@ import { newId } from '../../lib/domain/ids';
 import { currencyCode } from '../../lib/domain/money';
 import type { SettlementStatus, Transaction } from '../../lib/domain/transaction';
 import type { PartnerEvent, WebhookDelivery } from '../../lib/domain/webhooks';
-import { toDelivery } from '../../lib/store/deliveries';
+import { listDeliveries } from '../../lib/store/deliveries';
 import { documentClient, tableName } from '../../lib/store/dynamo';
 import { keys } from '../../lib/store/keys';
 import { createTransaction } from '../../lib/store/transactions';
@@ -124,24 +124,16 @@ export async function putWebhookEndpoint(partnerId: string, events: PartnerEvent
   return id;
 }
 
-/** Every delivery of one transaction (the partner's deliveries, gsi1). */
+/** Every delivery of one transaction, oldest first (the partner's deliveries list, every page). */
 export async function deliveriesOf(partnerId: string, svcTxId: string): Promise<WebhookDelivery[]> {
   const found: WebhookDelivery[] = [];
-  let startKey: Record<string, unknown> | undefined;
+  let cursor: string | undefined;
   do {
-    const page = await documentClient.send(
-      new QueryCommand({
-        TableName: tableName,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.deliveriesOf(partnerId) },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    found.push(...(page.Items ?? []).map(toDelivery).filter((delivery) => delivery.svcTxId === svcTxId));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey !== undefined);
-  return found;
+    const page = await listDeliveries(partnerId, { limit: 200, cursor });
+    found.push(...page.items.filter((delivery) => delivery.svcTxId === svcTxId));
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return found.reverse();
 }
 
 /** The raw item of a key (to see what the service wrote, index keys included). */

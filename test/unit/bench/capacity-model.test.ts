@@ -30,6 +30,9 @@ describe('partition key shapes', () => {
     expect(shapeOf('gsi4', keys.reconciliationPartition(7))).toMatchObject({ shape: 'RECON#<shard>', scope: 'platform', shards: RECONCILIATION_SHARDS });
     expect(shapeOf('gsi5', keys.partnerTransactionShard('p_1', 9))).toMatchObject({ shape: 'TXS#<partner>#<shard>', scope: 'partner', shards: 32 });
     expect(shapeOf('gsi6', keys.platformTransactionShard(41))).toMatchObject({ shape: 'TXS#<shard>', scope: 'platform', shards: 128 });
+    expect(shapeOf('gsi5', keys.deliveryShard('p_1', 63))).toMatchObject({ shape: 'DELIVERIES#<partner>#<shard>', shards: 64 });
+    expect(shapeOf('gsi5', keys.partnerAuditShard('p_1', 0))).toMatchObject({ shape: 'AUDIT#<partner>#<shard>', shards: 32 });
+    expect(shapeOf('gsi6', keys.platformAuditShard(100))).toMatchObject({ shape: 'AUDIT#<shard>', scope: 'platform', shards: 128 });
     expect(shapeOf('gsi4', keys.parkedPartition('we_9', 3))).toMatchObject({ shape: 'PARKED#<endpoint>#<shard>', scope: 'partner', shards: PARKED_SHARDS });
     expect(shapeOf('table', keys.rateWindow('p_1', 29_000_123).pk)).toMatchObject({ shape: 'RATE#<partner>#<minute>', scope: 'partner' });
     expect(shapeOf('table', keys.idempotency('p_1', 'POST /api/v1/clients', 'a#b').pk)).toMatchObject({ scope: 'item' });
@@ -67,8 +70,9 @@ describe('the projection', () => {
     expect(load('gsi2', 'TXS')).toMatchObject({ unitsPerSecond: 10_000, share: 10 });
     // the biggest partner's 3,000/s on its TXS#<partner>
     expect(load('gsi1', 'TXS#<partner>')).toMatchObject({ unitsPerSecond: 3_000, share: 3 });
-    // 2 units a checkout over 128 shards: 10,000 × 2 / 64
-    expect(load('gsi4', 'RECON#<shard>')?.unitsPerSecond).toBeCloseTo(312.5, 1);
+    // 2 units a checkout over the reconciliation's shards: 10,000 × 2 / 128
+    expect(RECONCILIATION_SHARDS).toBe(128);
+    expect(load('gsi4', 'RECON#<shard>')?.unitsPerSecond).toBeCloseTo(156.25, 1);
     // an API key's share: the partner's 3,000/s over its 2 keys, 1 read unit each
     expect(load('table', 'APIKEY#<key hash>', 'read')).toMatchObject({ unitsPerSecond: 1_500, share: 0.5 });
   });

@@ -1,14 +1,15 @@
 /**
- * The transaction lists over their shards (lib/store/paging.ts `queryShardedPage`, decisions.md §9 and §11), against
- * DynamoDB Local: a partner's transactions are spread over 32 shards of gsi5 and every partner's over 128 of gsi6, and
- * a list merges them newest first, with sealed cursors that carry one position for every shard. Transactions written
- * before the shards (on gsi1/gsi2) are listed with them.
+ * The lists kept over shards (lib/store/paging.ts `queryShardedPage`, decisions.md §9 and §11), against DynamoDB Local:
+ * a partner's transactions are spread over 32 shards of gsi5 and every partner's over 128 of gsi6 (deliveries and audit
+ * events likewise), and a list merges them newest first, with sealed cursors that carry one position for every shard.
+ * Items written before the shards (on gsi1/gsi2) are listed with them.
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ServiceError } from '../../../lib/domain/errors';
 import type { Transaction, TransactionFilters, TransactionStatus } from '../../../lib/domain/transaction';
+import { listAuditEvents, recordAuditEvent } from '../../../lib/store/audit-events';
 import { documentClient, tableName } from '../../../lib/store/dynamo';
 import { keys, TRANSACTION_LIST_SHARDS } from '../../../lib/store/keys';
 import { queryShardedPage } from '../../../lib/store/paging';
@@ -178,4 +179,43 @@ describe('a selective filter over shards', () => {
     expect(pages.slice(0, -1).every((items) => items.length === 0)).toBe(true);
     expect(pages.at(-1)).toEqual(['a0']);
   }, 60_000);
+});
+
+describe('the deliveries and audit lists over their shards', () => {
+  it('spread deliveries over 64 shards of a partner, audit events over 32 of a partner and 128 of the platform', () => {
+    const ids = Array.from({ length: 400 }, () => randomUUID());
+    expect(new Set(ids.map((id) => keys.webhookDeliveryIndex('p_1', id, '2026-01-01T00:00:00.000Z').gsi5pk)).size).toBeGreaterThan(50);
+    expect(new Set(ids.map((id) => keys.auditEventIndex('p_1', id, '2026-01-01T00:00:00.000Z').gsi5pk)).size).toBeGreaterThan(25);
+    expect(new Set(ids.map((id) => keys.auditEventIndex('p_1', id, '2026-01-01T00:00:00.000Z').gsi6pk)).size).toBeGreaterThan(100);
+    // an event of no partner's: the platform's list only
+    expect(Object.keys(keys.auditEventIndex(undefined, ids[0]!, '2026-01-01T00:00:00.000Z')).sort()).toEqual(['gsi6pk', 'gsi6sk']);
+  });
+
+  it('list audit events written before the shards (gsi1/gsi2) among the sharded ones, newest first', async () => {
+    const partner = `${partnerId}-audit`;
+    const event = (second: number) => ({
+      id: `audit-${run}-${second}`,
+      type: 'partner.updated' as const,
+      partnerId: partner,
+      resourceType: 'partner' as const,
+      resourceId: partner,
+      details: {},
+      createdAt: new Date(Date.UTC(2026, 4, 1) + second * 1000).toISOString(),
+    });
+    const sharded = Array.from({ length: 12 }, (_, i) => event(i)).filter((_, i) => i !== 4);
+    for (const audit of sharded) await recordAuditEvent(audit);
+    const old = event(4);
+    const sort = `${old.createdAt}#${old.id}`;
+    await documentClient.send(
+      new PutCommand({ TableName: tableName, Item: { ...keys.auditEvent(old.id), gsi1pk: keys.auditEventsOf(partner), gsi1sk: sort, gsi2pk: keys.allAuditEvents, gsi2sk: sort, entity: 'auditEvent', ...old } }),
+    );
+    const listed: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await listAuditEvents({ partnerId: partner, limit: 5, cursor });
+      listed.push(...page.items.map((audit) => audit.id));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+    expect(listed).toEqual(Array.from({ length: 12 }, (_, i) => event(11 - i).id));
+  });
 });
