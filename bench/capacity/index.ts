@@ -34,6 +34,17 @@ export async function benchCapacity(out: Console, progress: (line: string) => vo
       share_of_limit: load.share,
     })),
   );
+  out.log('\nWhat puts the load on the keys above half their limit: units a second by operation');
+  out.table(
+    projection.loads
+      .filter((load) => load.share > 0.5)
+      .flatMap((load) =>
+        Object.entries(load.byOperation)
+          .filter(([, units]) => units > 0)
+          .sort(([, a], [, b]) => b - a)
+          .map(([operation, units]) => ({ key: `${load.on} ${load.shape} (${load.access})`, operation, units_per_s: units })),
+      ),
+  );
   const hottest = `${projection.hottest.on} ${projection.hottest.shape} (${projection.hottest.access})`;
   const figures = {
     capacity_ceiling_payments_per_s: projection.ceilingPaymentsPerSecond,

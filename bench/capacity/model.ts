@@ -108,6 +108,8 @@ export interface ShapeLoad {
   fixed: number;
   /** The same, with one partner alone (its rate as the whole platform's). */
   perPaymentOnePartner: number;
+  /** Units a second at the model's load by operation: what puts the load on this key. */
+  byOperation: Record<string, number>;
 }
 
 export interface Projection {
@@ -167,7 +169,8 @@ export function project(measured: MeasuredOperation[], model: LoadModel): Projec
 
     for (const [id, { shape, access, units, partitions }] of byShape) {
       const spread = shape.shards * (perEndpoint(shape.shape) ? model.webhook_endpoints_per_partner : 1);
-      const load = loads.get(id) ?? { on: shape.on, shape: shape.shape, scope: shape.scope, spread, access, unitsPerSecond: 0, share: 0, perPayment: 0, fixed: 0, perPaymentOnePartner: 0 };
+      const load = loads.get(id) ?? { on: shape.on, shape: shape.shape, scope: shape.scope, spread, access, unitsPerSecond: 0, share: 0, perPayment: 0, fixed: 0, perPaymentOnePartner: 0, byOperation: {} };
+      const before = load.fixed + load.perPayment * R;
       if (shape.scope === 'item') {
         // One item takes its own runs only, whatever the load: counted as one run a second of the costliest.
         load.fixed = Math.max(load.fixed, units / Math.max(1, partitions.size / operation.instances));
@@ -179,6 +182,7 @@ export function project(measured: MeasuredOperation[], model: LoadModel): Projec
         const runsPerSecond = 'perPartnerPerMinute' in cadence ? (cadence.perPartnerPerMinute * (shape.scope === 'platform' ? model.partners : 1)) / 60 : cadence.perMinute / 60;
         load.fixed += (runsPerSecond * units) / spread;
       }
+      load.byOperation[operation.name] = round((load.byOperation[operation.name] ?? 0) + load.fixed + load.perPayment * R - before);
       loads.set(id, load);
     }
   }

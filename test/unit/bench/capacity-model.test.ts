@@ -80,7 +80,8 @@ describe('the projection', () => {
   it('counts an item its own runs only, and reads a minute apart from the payment rate', () => {
     expect(load('table', 'TX#<id>')).toMatchObject({ scope: 'item', unitsPerSecond: 2, perPayment: 0 });
     // 6 units a page, 60 pages a minute by one partner: 6 units/s on its key, whatever the payment rate
-    expect(load('gsi1', 'TXS#<partner>', 'read')).toMatchObject({ unitsPerSecond: 6, perPayment: 0, fixed: 6 });
+    expect(load('gsi1', 'TXS#<partner>', 'read')).toMatchObject({ unitsPerSecond: 6, perPayment: 0, fixed: 6, byOperation: { [OPERATIONS.transactionsPage]: 6 } });
+    expect(load('gsi2', 'TXS')?.byOperation).toEqual({ [OPERATIONS.checkout]: 10_000 });
   });
 
   it('finds the hottest key and the rates at which the first key reaches its limit', () => {
