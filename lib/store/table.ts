@@ -39,6 +39,12 @@ export const GLOBAL_INDEXES: readonly IndexDefinition[] = [
    * before it acts, and every write to it costs the least (docs/data-model.md).
    */
   { indexName: 'gsi4', partitionKey: 'gsi4pk', sortKey: 'gsi4sk', projection: 'KEYS_ONLY' },
+  /**
+   * Sparse, sharded outbox: only a pending webhook delivery carries its keys. Keys only: the sweep takes the delivery id
+   * from the sort key and the rest from its lease's write, and a write to a delivery that does not move its entry
+   * (a claim, with its ~1 KB payload) costs the index nothing.
+   */
+  { indexName: 'gsi7', partitionKey: 'gsi7pk', sortKey: 'gsi7sk', projection: 'KEYS_ONLY' },
 ];
 
 const indexSchema = (index: IndexDefinition) => ({
