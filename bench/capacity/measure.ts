@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { issueLocalAdminToken } from '../../lib/auth/admin-token';
 import { loadConfig } from '../../lib/config';
+import { keys } from '../../lib/store/keys';
 import type { CapacityRecord } from '../../infra/local/lambda/capacity-log';
 import { type ServiceProcess, sleep, startService, stopService } from '../../infra/local/runtime/service-process';
 import { adminPost, checkoutBody, createBenchClient, createBenchPartner } from '../api';
@@ -202,7 +203,9 @@ function attribute(records: CapacityRecord[], steps: Step[]) {
     }
     operations.set(name, operation);
   };
-  const sweeps = records.filter((record) => record.fn === 'outbox-sweep' && record.command === 'QueryCommand').length;
+  // A sweep queries every partition of the outbox, the first shard among them (more than once only if it pages).
+  const firstShard = keys.outboxPartition(0);
+  const sweeps = records.filter((record) => record.fn === 'outbox-sweep' && record.command === 'QueryCommand' && record.touches.some((touch) => touch.partition === firstShard)).length;
   const start = steps[0]?.from ?? 0;
   for (const record of records) {
     // Outside any function (the runtime's own setup), or before the first step (the partner and its endpoints made).

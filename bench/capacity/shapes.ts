@@ -4,7 +4,7 @@
  * the key builders of `lib/store/keys.ts` from placeholder values, so a key the service writes that no shape here
  * matches is a key this file does not know yet: the model stops and names it rather than leave it out.
  */
-import { AUDIT_LIST_SHARDS, DELIVERY_LIST_SHARDS, keys, PARKED_SHARDS, RECONCILIATION_SHARDS, TRANSACTION_LIST_SHARDS } from '../../lib/store/keys';
+import { AUDIT_LIST_SHARDS, DELIVERY_LIST_SHARDS, keys, OUTBOX_SHARDS, PARKED_SHARDS, RECONCILIATION_SHARDS, TRANSACTION_LIST_SHARDS } from '../../lib/store/keys';
 
 /**
  * Whose traffic one key of a shape takes. `platform`: every partner's; `partner`: one partner's (a webhook
@@ -81,9 +81,9 @@ export const SHAPES: Shape[] = [
   shape('gsi1', keys.deliveriesOf(P), 'partner'),
   shape('gsi1', keys.auditEventsOf(P), 'partner'),
   shape('gsi1', keys.settlementBatchesOf(P), 'partner'),
-  // gsi2: platform-wide lists and the outbox
+  // gsi2: platform-wide lists, and the outbox before its shards (read until the deliveries written then are gone)
   shape('gsi2', keys.allTransactions, 'platform'),
-  shape('gsi2', keys.outbox, 'platform'),
+  shape('gsi2', keys.legacyOutbox, 'platform'),
   shape('gsi2', keys.allAuditEvents, 'platform'),
   shape('gsi2', keys.allSettlementBatches, 'platform'),
   // gsi3: waiting for settlement
@@ -97,6 +97,8 @@ export const SHAPES: Shape[] = [
   // gsi4: the reconciliation's watch and parked deliveries
   shape('gsi4', keys.reconciliationPartition(SHARD), 'platform', RECONCILIATION_SHARDS),
   shape('gsi4', keys.parkedPartition(ENDPOINT, SHARD), 'partner', PARKED_SHARDS),
+  // gsi7: the outbox
+  shape('gsi7', keys.outboxPartition(SHARD), 'platform', OUTBOX_SHARDS),
 ];
 
 /** The shape of partition `partition` on `on`; throws for a key no shape matches. */

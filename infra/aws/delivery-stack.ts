@@ -7,7 +7,7 @@
  *   concurrency) that makes one attempt per message and schedules the next by sending a delayed message;
  * - an alarm on the dead-letter queue, notifying the alarm topic.
  * Each function gets only what it touches: the relay the stream and queue send; the sweep a Query on the outbox
- * index, UpdateItem (its lease) and queue send; the consumer GetItem, PutItem and UpdateItem on the table,
+ * indexes, UpdateItem (its lease), BatchGetItem (deliveries, when the queue is empty) and queue send; the consumer GetItem, PutItem and UpdateItem on the table,
  * KMS Decrypt (endpoint secrets), queue send (its retries) and consume.
  */
 import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
@@ -84,7 +84,7 @@ export class DeliveryStack extends Stack {
     secretsKey.grantDecrypt(consumer);
     deliveryQueue.grantSendMessages(consumer);
 
-    // The sweep queries one index (gsi2) by name, so only the relay's and consumer's common findings are left.
+    // The sweep queries the outbox indexes (gsi7, and gsi2 for the legacy partition) by name, so only the relay’s and consumer’s common findings are left.
     for (const fn of [relay, sweep, consumer]) acknowledgeFunctionFindings(fn);
 
     const deadLetters = new Alarm(this, 'DeadLettersAlarm', {

@@ -10,11 +10,12 @@ export { TABLE_ACCESS, type TableAccess, type TableAction } from '../../lib/tabl
 
 /**
  * The functions no HTTP route invokes, and their table actions. The outbox relay reads the table's stream only
- * (its event source mapping's grant, not an action on items); the sweep queries only the outbox index.
+ * (its event source mapping's grant, not an action on items); the sweep queries only the outbox indexes, leases
+ * entries (an update) and, when the queue is known to be empty, reads what the keys-only outbox does not hold.
  */
 export const BACKGROUND_TABLE_ACTIONS = {
   'outbox-relay': [],
-  'outbox-sweep': ['Query', 'UpdateItem'],
+  'outbox-sweep': ['BatchGetItem', 'Query', 'UpdateItem'],
   /**
    * Reads the delivery and its endpoint, claims and records attempts (an update and an audit put, in one transaction),
    * parks deliveries and queries the parked index to wake them.
@@ -38,8 +39,8 @@ export const TABLE_QUERY = 'table';
  * {@link TABLE_QUERY} is listed); every other function's Query covers the table and all its indexes.
  */
 export const QUERY_INDEXES: Readonly<Record<string, readonly string[]>> = {
-  /** The outbox's sparse index (docs/data-model.md). */
-  'outbox-sweep': ['gsi2'],
+  /** The outbox's sparse, sharded index, and gsi2 for its legacy partition (docs/data-model.md). */
+  'outbox-sweep': ['gsi7', 'gsi2'],
   /** The reconciliation index, and the table for a partner's webhook endpoints (under its partner's key). */
   'reconciliation-scheduled': [TABLE_QUERY, 'gsi4'],
   /** The parked-deliveries index only (items it reads and writes by key). */

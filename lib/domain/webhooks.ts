@@ -56,6 +56,14 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 export const MAX_DELIVERY_ATTEMPTS = 3;
 
 /**
+ * How long a claimed attempt holds its delivery: no other attempt can be claimed before it runs out. Longer
+ * than an attempt can take (the 10 s request timeout and two DynamoDB writes), and than the consumer's
+ * function timeout, so a lease only runs out under a consumer that has stopped. The outbox's first relay time
+ * lies past it (`lib/store/deliveries.ts`).
+ */
+export const ATTEMPT_LEASE_MS = 60_000;
+
+/**
  * The wait before the next attempt after attempt `n` failed, in multiples of `WEBHOOK_RETRY_BASE_MS`
  * (decisions.md §8): ×1 after the first failure, ×4 after the second.
  */

@@ -1,11 +1,13 @@
 /**
  * Partner webhook deliveries (decisions.md §2, §8): one item per (partner event, endpoint), listed per partner
- * (gsi1), and in the outbox (gsi2 `OUTBOX`, sparse) while pending: see `keys.outboxIndex`.
+ * (gsi1), and in the outbox (gsi7 `OUTBOX#<shard>`, sparse, keys only) while pending: see `keys.outboxIndex`. A
+ * delivery written before the outbox had shards holds its entry in gsi2 `OUTBOX` instead; every write that moves or
+ * removes an entry moves it out of there.
  */
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditEvent } from '../domain/audit';
 import { errors } from '../domain/errors';
-import type { AttemptRecord, DeliveryStatus, PartnerEvent, WebhookDelivery } from '../domain/webhooks';
+import { ATTEMPT_LEASE_MS, type AttemptRecord, type DeliveryStatus, type PartnerEvent, type WebhookDelivery } from '../domain/webhooks';
 import { putAuditEvent } from './audit-events';
 import { failedConditions, writeIfCondition } from './conditions';
 import { documentClient, tableName } from './dynamo';
@@ -13,8 +15,23 @@ import { DELIVERY_LIST_SHARDS, keys, PARKED_SHARDS } from './keys';
 import { transactWrite } from './transact';
 import { type Page, queryShardedPage, shardedSources, statusFilter } from './paging';
 
-/** How long after its creation a pending delivery that no message has picked up is relayed again. */
+/** How far past the time in force (a lease's end, a backoff's due time) a pending delivery's outbox key lies. */
 export const OUTBOX_GRACE_MS = 30_000;
+
+/**
+ * How long after its creation a pending delivery that no message has picked up is relayed again: the grace in which
+ * the stream relay and the consumer take it first, then its first attempt's lease and the grace again. So the claim
+ * of an attempt made within that first grace finds the key past its lease already and leaves it (see
+ * {@link claimAttempt}): a delivery that succeeds at once writes its outbox entry twice, set and removed.
+ */
+export const FIRST_RELAY_MS = OUTBOX_GRACE_MS + ATTEMPT_LEASE_MS + OUTBOX_GRACE_MS;
+
+/**
+ * How far beyond a grace past the lease's end a claim leaves the outbox key (a sweep's lease puts it 5 minutes
+ * ahead): further out (a parked delivery's, a day away), the claim brings it back, so an attempt cut short is still
+ * relayed within minutes.
+ */
+const CLAIM_KEEPS_KEY_WITHIN_MS = 5 * 60_000;
 
 /** A parked delivery looked at again needs no write while its outbox key is at least this far ahead. */
 const PARK_MARGIN_MS = 5 * 60_000;
@@ -33,22 +50,37 @@ export const toDelivery = (item: Record<string, unknown>): WebhookDelivery => ({
   lastError: (item.lastError as string | null | undefined) ?? null,
   nextAttemptAt: item.nextAttemptAt as number | undefined,
   leaseUntil: item.leaseUntil as number | undefined,
-  relayAfter: typeof item.gsi2sk === 'string' ? Date.parse(keys.outboxRelayAfter(item.gsi2sk)) : undefined,
+  relayAfter: relayAfterOf(item),
   parked: typeof item.gsi4pk === 'string',
   createdAt: item.createdAt as string,
   updatedAt: item.updatedAt as string,
 });
 
-const outboxAfter = (deliveryId: string, epochMs: number) =>
-  keys.outboxIndex(deliveryId, new Date(epochMs + OUTBOX_GRACE_MS).toISOString());
+/** Epoch ms: the relay time of the delivery's outbox entry, in the sharded outbox or (written before it) the legacy one. */
+function relayAfterOf(item: Record<string, unknown>): number | undefined {
+  const sortKey = typeof item.gsi7sk === 'string' ? item.gsi7sk : item.gsi2pk === keys.legacyOutbox ? item.gsi2sk : undefined;
+  return typeof sortKey === 'string' ? Date.parse(keys.outboxEntry(sortKey).relayAfter) : undefined;
+}
+
+const outboxKeys = (deliveryId: string, relayAfter: number) => keys.outboxIndex(deliveryId, new Date(relayAfter).toISOString());
+
+/**
+ * The parts of an update that put the delivery's outbox entry at `relayAfter` (epoch ms): in its shard, and out of
+ * the legacy partition where a delivery written before the shards has it.
+ */
+export const outboxMove = (deliveryId: string, relayAfter: number) => {
+  const { gsi7pk, gsi7sk } = outboxKeys(deliveryId, relayAfter);
+  return { set: 'gsi7pk = :outboxPk, gsi7sk = :outboxSk', remove: 'gsi2pk, gsi2sk', values: { ':outboxPk': gsi7pk, ':outboxSk': gsi7sk } };
+};
+
+/** What a finished delivery removes: its outbox entry, wherever it is, and its parked entry. */
+const INDEX_ENTRIES_OF_PENDING = 'gsi7pk, gsi7sk, gsi2pk, gsi2sk, gsi4pk, gsi4sk';
 
 /** A new delivery's item: listed under its partner, and in the outbox until it is finished. */
 export const deliveryItem = (delivery: WebhookDelivery) => ({
   ...keys.webhookDelivery(delivery.id),
   ...keys.webhookDeliveryIndex(delivery.partnerId, delivery.id, delivery.createdAt),
-  ...(delivery.status === 'pending'
-    ? outboxAfter(delivery.id, Date.parse(delivery.createdAt))
-    : {}),
+  ...(delivery.status === 'pending' ? outboxKeys(delivery.id, Date.parse(delivery.createdAt) + FIRST_RELAY_MS) : {}),
   entity: 'webhookDelivery',
   ...delivery,
 });
@@ -87,8 +119,9 @@ export function listDeliveries(
  * - `leaseUntil`: an attempt is running until then; no other attempt may be claimed before it passes (a
  *   duplicate message cannot start a second, concurrent attempt);
  * - `nextAttemptAt`: after a failed attempt, the next one is not due before then (the backoff).
- * While the delivery is pending its outbox sort key is kept just after whichever of the two is in force, so
- * the relay's sweep re-sends a message only once the one that should have come is overdue.
+ * While the delivery is pending its outbox sort key is kept at least {@link OUTBOX_GRACE_MS} after whichever of the
+ * two is in force (a few minutes at most beyond that, but while parked), so the relay's sweep re-sends a message
+ * only once the one that should have come is overdue.
  */
 
 const pendingCondition = '#status = :pending AND attempts = :attempts';
@@ -99,18 +132,29 @@ const leaseFree = '(attribute_not_exists(leaseUntil) OR leaseUntil <= :now)';
  * was claimed since `attempts` was read, no lease is running, and the backoff has passed (`dueBy`: now plus
  * a small tolerance for a queue's clock). `false` when any of that does not hold (another consumer has it,
  * or the message came early): the caller acknowledges and does nothing.
+ *
+ * The outbox key moves past the lease only when it must: when it lies short of a grace past the lease's end (the
+ * sweep could find the delivery due while the attempt runs), or far beyond it (a parked delivery's: an attempt cut
+ * short would wait a day). A claim soon after the delivery's creation, or after a sweep's message, writes no index.
  */
 export async function claimAttempt(
-  delivery: Pick<WebhookDelivery, 'id' | 'attempts'>,
+  delivery: Pick<WebhookDelivery, 'id' | 'attempts' | 'relayAfter'>,
   at: { now: number; dueBy: number; leaseUntil: number },
 ): Promise<boolean> {
-  const outbox = outboxAfter(delivery.id, at.leaseUntil);
+  // Leaving the key as read is safe: the read is strongly consistent, and of the writes that may come between, a
+  // sweep's lease and a park only move it further, and an attempt's record changes `attempts` (this claim fails).
+  // A sweep that gives its lease back may set it due while the attempt runs: the sweep then sends a message that
+  // is a duplicate, and harmless, as this very condition (attempts, lease) stops a second attempt.
+  const keep = delivery.relayAfter !== undefined && isOutboxKeyPast(delivery.relayAfter, at.leaseUntil);
+  const move = keep ? undefined : outboxMove(delivery.id, at.leaseUntil + OUTBOX_GRACE_MS);
   return writeIfCondition(
     documentClient.send(
       new UpdateCommand({
         TableName: tableName,
         Key: keys.webhookDelivery(delivery.id),
-        UpdateExpression: 'SET attempts = attempts + :one, leaseUntil = :leaseUntil, updatedAt = :updatedAt, gsi2pk = :outboxPk, gsi2sk = :outboxSk REMOVE gsi4pk, gsi4sk',
+        UpdateExpression: move === undefined
+          ? 'SET attempts = attempts + :one, leaseUntil = :leaseUntil, updatedAt = :updatedAt REMOVE gsi4pk, gsi4sk'
+          : `SET attempts = attempts + :one, leaseUntil = :leaseUntil, updatedAt = :updatedAt, ${move.set} REMOVE gsi4pk, gsi4sk, ${move.remove}`,
         ConditionExpression: `${pendingCondition} AND ${leaseFree} AND (attribute_not_exists(nextAttemptAt) OR nextAttemptAt <= :dueBy)`,
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
@@ -121,13 +165,16 @@ export async function claimAttempt(
           ':one': 1,
           ':leaseUntil': at.leaseUntil,
           ':updatedAt': new Date(at.now).toISOString(),
-          ':outboxPk': outbox.gsi2pk,
-          ':outboxSk': outbox.gsi2sk,
+          ...move?.values,
         },
       }),
     ),
   );
 }
+
+/** Whether an outbox key at `relayAfter` may stay for a lease until `leaseUntil` (epoch ms): a grace past it, and not far beyond. */
+const isOutboxKeyPast = (relayAfter: number, leaseUntil: number) =>
+  relayAfter >= leaseUntil + OUTBOX_GRACE_MS && relayAfter <= leaseUntil + OUTBOX_GRACE_MS + CLAIM_KEEPS_KEY_WITHIN_MS;
 
 /**
  * Parks a pending delivery that no attempt is running on: its endpoint cannot take it now (its breaker open, or
@@ -145,14 +192,14 @@ export async function parkDelivery(
 ): Promise<boolean> {
   if ((delivery.leaseUntil ?? 0) > at.now) return false;
   if (delivery.parked === true && delivery.relayAfter !== undefined && delivery.relayAfter >= at.now + PARK_MARGIN_MS) return true;
-  const outbox = outboxAfter(delivery.id, at.relayAfter);
+  const outbox = outboxMove(delivery.id, at.relayAfter + OUTBOX_GRACE_MS);
   const parked = keys.parkedIndex(delivery.endpointId, delivery.id, delivery.createdAt);
   return writeIfCondition(
     documentClient.send(
       new UpdateCommand({
         TableName: tableName,
         Key: keys.webhookDelivery(delivery.id),
-        UpdateExpression: 'SET updatedAt = :updatedAt, gsi2pk = :outboxPk, gsi2sk = :outboxSk, gsi4pk = :parkedPk, gsi4sk = :parkedSk',
+        UpdateExpression: `SET updatedAt = :updatedAt, ${outbox.set}, gsi4pk = :parkedPk, gsi4sk = :parkedSk REMOVE ${outbox.remove}`,
         ConditionExpression: `${pendingCondition} AND ${leaseFree}`,
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
@@ -160,8 +207,7 @@ export async function parkDelivery(
           ':attempts': delivery.attempts,
           ':now': at.now,
           ':updatedAt': new Date(at.now).toISOString(),
-          ':outboxPk': outbox.gsi2pk,
-          ':outboxSk': outbox.gsi2sk,
+          ...outbox.values,
           ':parkedPk': parked.gsi4pk,
           ':parkedSk': parked.gsi4sk,
         },
@@ -237,11 +283,12 @@ export async function recordAttempt(
   const set = ['#status = :status', 'lastHttpStatus = :httpStatus', 'lastError = :error', 'updatedAt = :updatedAt'];
   const remove = ['leaseUntil'];
   if (record.status === 'pending') {
-    const outbox = outboxAfter(delivery.id, record.nextAttemptAt);
-    set.push('nextAttemptAt = :nextAttemptAt', 'gsi2pk = :outboxPk', 'gsi2sk = :outboxSk');
-    Object.assign(values, { ':nextAttemptAt': record.nextAttemptAt, ':outboxPk': outbox.gsi2pk, ':outboxSk': outbox.gsi2sk });
+    const outbox = outboxMove(delivery.id, record.nextAttemptAt + OUTBOX_GRACE_MS);
+    set.push('nextAttemptAt = :nextAttemptAt', outbox.set);
+    remove.push(outbox.remove);
+    Object.assign(values, { ':nextAttemptAt': record.nextAttemptAt, ...outbox.values });
   } else {
-    remove.push('nextAttemptAt', 'gsi2pk', 'gsi2sk', 'gsi4pk', 'gsi4sk');
+    remove.push('nextAttemptAt', INDEX_ENTRIES_OF_PENDING);
   }
   if (at.withoutLease === true) values[':now'] = at.now;
   const update = {

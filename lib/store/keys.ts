@@ -26,6 +26,17 @@ const timeOrdered = (createdAt: string, id: string) => `${createdAt}#${id}`;
  */
 export const RECONCILIATION_SHARDS = 128;
 
+/**
+ * The outbox index's shard count. At the design target of 10,000 payments a second a payment makes about 2 deliveries,
+ * and a delivery writes the index about twice (its entry set when it is created, removed when it finishes): 40,000
+ * writes a second over 128 shards is about 300 per shard, under half of a partition's 1,000 (decisions.md §11). Fixed:
+ * the sweep queries every shard.
+ */
+export const OUTBOX_SHARDS = 128;
+
+/** An outbox entry's index keys (gsi7, keys only): always both. */
+export type OutboxIndexKeys = Record<'gsi7pk' | 'gsi7sk', string>;
+
 /** The shard of `id` among `shards`: FNV-1a of the id, so an item keeps its shard for life. */
 function shardOf(id: string, shards: number): number {
   let hash = 0x811c9dc5;
@@ -206,15 +217,24 @@ export const keys = {
   }),
 
   /**
-   * The transactional outbox (sparse gsi2 partition): a delivery carries it from the write that creates it
-   * until it is finished (succeeded or failed), sorted by when the relay should next look at it. A delivery
-   * whose message was lost anywhere on the way (a crash before the enqueue, a lost local queue) is found here
-   * once that time has passed and is enqueued again.
+   * The transactional outbox (sparse gsi7, keys only): a delivery carries it from the write that creates it until it
+   * is finished (succeeded or failed), sorted by when the relay should next look at it. A delivery whose message was
+   * lost anywhere on the way (a crash before the enqueue, a lost local queue) is found here once that time has passed
+   * and is enqueued again. Its partition is one of {@link OUTBOX_SHARDS} fixed shards chosen by the delivery id, so no
+   * partition takes every partner's deliveries (decisions.md §11).
    */
-  outbox: 'OUTBOX',
-  outboxIndex: (deliveryId: string, relayAfter: string): IndexKeys => ({ gsi2pk: keys.outbox, gsi2sk: `${relayAfter}#${deliveryId}` }),
-  /** The relay time (ISO 8601) an outbox sort key was built from. */
-  outboxRelayAfter: (sortKey: string): string => sortKey.slice(0, sortKey.indexOf('#')),
+  outboxPartition: (shard: number) => `OUTBOX#${shard}`,
+  outboxIndex: (deliveryId: string, relayAfter: string): OutboxIndexKeys => ({
+    gsi7pk: keys.outboxPartition(shardOf(deliveryId, OUTBOX_SHARDS)),
+    gsi7sk: `${relayAfter}#${deliveryId}`,
+  }),
+  /**
+   * The outbox as it was before its shards: one gsi2 partition, read by the sweep (never written again) until the
+   * deliveries written before the shards, which keep their keys there until they move or finish, are gone.
+   */
+  legacyOutbox: 'OUTBOX',
+  /** The relay time (ISO 8601) and the delivery an outbox sort key was built from. */
+  outboxEntry: (sortKey: string) => ({ relayAfter: sortKey.slice(0, sortKey.indexOf('#')), deliveryId: sortKey.slice(sortKey.indexOf('#') + 1) }),
 
   auditEvent: (eventId: string): TableKey => ({ pk: `AUDIT#${eventId}`, sk: 'AUDIT' }),
   /**

@@ -56,6 +56,12 @@ export const GLOBAL_INDEXES: readonly IndexDefinition[] = [
    */
   { indexName: 'gsi5', partitionKey: 'gsi5pk', sortKey: 'gsi5sk', projection: { include: LIST_INDEX_ATTRIBUTES } },
   { indexName: 'gsi6', partitionKey: 'gsi6pk', sortKey: 'gsi6sk', projection: { include: LIST_INDEX_ATTRIBUTES } },
+  /**
+   * Sparse, sharded outbox: only a pending webhook delivery carries its keys. Keys only: the sweep takes the delivery id
+   * from the sort key and the rest from its lease's write, and a write to a delivery that does not move its entry
+   * (a claim, with its ~1 KB payload) costs the index nothing.
+   */
+  { indexName: 'gsi7', partitionKey: 'gsi7pk', sortKey: 'gsi7sk', projection: 'KEYS_ONLY' },
 ];
 
 const indexSchema = (index: IndexDefinition) => ({

@@ -14,6 +14,7 @@
 import { timeLeftMs } from '../deadline';
 import { FAILED_WATCH_MS, nextCheckDue, type ReconciliationState, reconciliationStateOf, watchOf } from '../domain/reconciliation';
 import { countMetric, logger, secondsMetric } from '../observability';
+import { inPool, range } from '../pool';
 import type { PaymentIntent } from './ports/processor';
 import { applyPaymentEvent, type PaymentEventDeps } from './processor-events';
 
@@ -193,20 +194,4 @@ export function oldestDue(perShard: readonly DueTransaction[][], max: number): {
   // A shard that filled its list may hold more than it listed.
   const more = all.length > max || perShard.some((list) => list.length >= max);
   return { items: all.slice(0, max), more };
-}
-
-const range = (count: number) => Array.from({ length: count }, (_, i) => i);
-
-/** `work` over `items`, at most `concurrency` at once; the results in the items' order. */
-async function inPool<T, R>(items: readonly T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await work(items[i] as T);
-    }
-  };
-  await Promise.all(range(Math.min(Math.max(1, concurrency), items.length)).map(worker));
-  return results;
 }

@@ -24,6 +24,7 @@ import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
 import type { Page } from '../domain/page';
 import {
+  ATTEMPT_LEASE_MS,
   type AttemptRecord,
   type DeliveryStatus,
   isDelivered,
@@ -37,13 +38,6 @@ import { type DeliveryQueue, MAX_DELAY_SECONDS } from '../webhooks/queue';
 import { webhookHeaders } from '../webhooks/signing';
 import type { PartnerReader } from './ports/partner-readers';
 import type { WebhookSender } from './ports/webhook-sender';
-
-/**
- * How long a claimed attempt holds its delivery: no other attempt can be claimed before it runs out. Longer
- * than an attempt can take (the 10 s request timeout and two DynamoDB writes), and than the consumer's
- * function timeout, so a lease only runs out under a consumer that has stopped.
- */
-const ATTEMPT_LEASE_MS = 60_000;
 
 /** A message may arrive this much before its attempt is due (a queue's delay and our clock differ a little). */
 const DUE_TOLERANCE_MS = 500;
@@ -70,8 +64,11 @@ export interface BreakerStore {
 export interface DeliveryStore {
   /** Strongly consistent. */
   getDelivery(deliveryId: string): Promise<WebhookDelivery | undefined>;
-  /** Claims attempt `attempts + 1`: `false` when another has it, a lease runs or the backoff is not over by `dueBy`. */
-  claimAttempt(delivery: Pick<WebhookDelivery, 'id' | 'attempts'>, at: { now: number; dueBy: number; leaseUntil: number }): Promise<boolean>;
+  /**
+   * Claims attempt `attempts + 1`: `false` when another has it, a lease runs or the backoff is not over by `dueBy`.
+   * Its outbox key (`relayAfter`, as read) moves past the lease only if it does not lie just past it already.
+   */
+  claimAttempt(delivery: Pick<WebhookDelivery, 'id' | 'attempts' | 'relayAfter'>, at: { now: number; dueBy: number; leaseUntil: number }): Promise<boolean>;
   /** Records the outcome of the attempt that brought it to `attempts`, with its audit event, in one write. */
   recordAttempt(delivery: Pick<WebhookDelivery, 'id' | 'attempts'>, record: AttemptRecord, audit: AuditEvent, at: { now: number; withoutLease?: boolean }): Promise<boolean>;
   /** Parks it in its endpoint's parked index, its outbox key at `relayAfter`: `false` when it moved or an attempt runs. */

@@ -14,15 +14,23 @@
  */
 import { type DeliveryQueue, MAX_DELAY_SECONDS } from '../webhooks/queue';
 
-/** A pending delivery as the outbox lists it (the store's sparse index: docs/data-model.md). */
+/**
+ * A pending delivery as the outbox lists it: its keys only (the store's sparse, sharded index: docs/data-model.md), so
+ * that the writes to a delivery that do not move its entry cost the index nothing.
+ */
 export interface OutboxEntry {
   deliveryId: string;
-  /** The delivery's partner (its message's group in the fair queue). */
-  partnerId: string;
+  /** The partition it was listed in (the store's: a shard, or the legacy one): a lease is conditional on it. */
+  partition: string;
   /** The entry's sort key as read (`<relayAfter ISO>#<deliveryId>`): a lease is conditional on it. */
   sortKey: string;
   relayAfter: string;
-  attempts: number;
+}
+
+/** What the sweep needs of a pending delivery to relay it: as its lease wrote it, or read (the queue empty). */
+export interface OutboxDelivery {
+  /** The delivery's partner (its message's group in the fair queue). */
+  partnerId: string;
   /** Epoch ms: when its next attempt is due (a retry's backoff), if it waits for one. */
   nextAttemptAt?: number | undefined;
   /** Epoch ms: an attempt is running on it until then (its lease), if one is. */
@@ -31,8 +39,12 @@ export interface OutboxEntry {
 
 export interface OutboxDeps {
   outbox: {
+    /** The entries due by `upTo` (every one when `undefined`), oldest first across the outbox's partitions, a page at a time. */
     outboxEntries(upTo: string | undefined): AsyncIterable<OutboxEntry[]>;
-    leaseOutboxEntry(entry: OutboxEntry, relayAfter: string): Promise<boolean>;
+    /** Those of the deliveries that exist, as they are now. */
+    pendingDeliveries(deliveryIds: readonly string[]): Promise<Map<string, OutboxDelivery>>;
+    /** Moves the entry to `relayAfter` unless it changed since it was listed: the delivery as leased, or `undefined`. */
+    leaseOutboxEntry(entry: OutboxEntry, relayAfter: string): Promise<OutboxDelivery | undefined>;
     releaseOutboxLease(entry: OutboxEntry, leasedRelayAfter: string): Promise<boolean>;
   };
   deliveryQueue: DeliveryQueue;
@@ -91,10 +103,12 @@ export interface SweepResult {
 }
 
 /**
- * Steps, per page of due entries (oldest first): lease the entry (one conditional update: still pending, its
- * sort key unchanged, so only one sweep wins it), then enqueue its delivery, due at once; if the enqueue
- * fails, give the lease back. The lease and the enqueue are not atomic: a sweep that dies between them leaves
- * the entry leased, and the sweep after the lease relays it.
+ * Steps, per page of due entries (oldest first over every partition of the outbox): with `queueEmpty`, read the
+ * deliveries of the entries whose relay time has not come (the outbox lists keys only) to see which are due within a
+ * queue's delay; lease the entry (one conditional update: still pending, its sort key unchanged, so only one sweep
+ * wins it, and it answers with the delivery's partner); then enqueue its delivery, due at once (or when its attempt
+ * is due); if the enqueue fails, give the lease back. The lease and the enqueue are not atomic: a sweep that dies
+ * between them leaves the entry leased, and the sweep after the lease relays it.
  */
 export async function sweepOutbox(deps: OutboxDeps, options: SweepOptions): Promise<SweepResult> {
   const now = options.now.toISOString();
@@ -103,19 +117,23 @@ export async function sweepOutbox(deps: OutboxDeps, options: SweepOptions): Prom
   const seen = new Set<string>();
   const nowMs = options.now.getTime();
   /** Seconds until the entry's next attempt may be claimed: its backoff over, and the lease of an attempt cut short ended (0: now). */
-  const delayOf = (entry: OutboxEntry) => Math.max(0, Math.ceil((Math.max(entry.nextAttemptAt ?? 0, entry.leaseUntil ?? 0) - nowMs) / 1000));
-  const isDue = (entry: OutboxEntry) => entry.relayAfter <= now || (options.queueEmpty === true && delayOf(entry) <= MAX_DELAY_SECONDS);
+  const delayOf = (delivery: OutboxDelivery) =>
+    Math.max(0, Math.ceil((Math.max(delivery.nextAttemptAt ?? 0, delivery.leaseUntil ?? 0) - nowMs) / 1000));
 
-  const relay = async (entry: OutboxEntry) => {
-    const delaySeconds = entry.relayAfter <= now ? 0 : delayOf(entry);
+  const relay = async (entry: OutboxEntry, read: OutboxDelivery | undefined) => {
+    const dueNow = entry.relayAfter <= now;
+    const readDelay = dueNow || read === undefined ? 0 : delayOf(read);
     // The lease outlasts the delayed message's delay, so the next sweep does not send the entry again meanwhile.
-    const leased = delaySeconds === 0 ? leasedUntil : new Date(nowMs + delaySeconds * 1000 + SWEEP_LEASE_MS).toISOString();
-    if (!(await deps.outbox.leaseOutboxEntry(entry, leased))) {
+    const leased = readDelay === 0 ? leasedUntil : new Date(nowMs + readDelay * 1000 + SWEEP_LEASE_MS).toISOString();
+    const delivery = await deps.outbox.leaseOutboxEntry(entry, leased);
+    if (delivery === undefined) {
       result.skipped += 1;
       return;
     }
+    // As leased: an attempt claimed since the read (a claim may leave the key where it is) is waited out too.
+    const delaySeconds = dueNow ? 0 : Math.min(MAX_DELAY_SECONDS, delayOf(delivery));
     try {
-      await deps.deliveryQueue.send({ deliveryId: entry.deliveryId, partnerId: entry.partnerId }, delaySeconds);
+      await deps.deliveryQueue.send({ deliveryId: entry.deliveryId, partnerId: delivery.partnerId }, delaySeconds);
       result.relayed.push(entry.deliveryId);
     } catch (error) {
       result.failed.push({ deliveryId: entry.deliveryId, error });
@@ -126,9 +144,16 @@ export async function sweepOutbox(deps: OutboxDeps, options: SweepOptions): Prom
   // Every entry when the queue is empty (any due within SQS's longest delay is relayed, delayed), else the due ones.
   for await (const page of deps.outbox.outboxEntries(options.queueEmpty === true ? undefined : now)) {
     // A leased entry moves past the read position and may come round again in the same (unbounded) read.
-    const due = page.filter((entry) => isDue(entry) && !seen.has(entry.deliveryId)).slice(0, SWEEP_MAX_ENTRIES - seen.size);
+    const fresh = page.filter((entry) => !seen.has(entry.deliveryId));
+    const notYet = fresh.filter((entry) => entry.relayAfter > now);
+    const read = options.queueEmpty === true && notYet.length > 0 ? await deps.outbox.pendingDeliveries(notYet.map((entry) => entry.deliveryId)) : new Map<string, OutboxDelivery>();
+    const isDue = (entry: OutboxEntry) => {
+      const delivery = read.get(entry.deliveryId);
+      return entry.relayAfter <= now || (delivery !== undefined && delayOf(delivery) <= MAX_DELAY_SECONDS);
+    };
+    const due = fresh.filter(isDue).slice(0, SWEEP_MAX_ENTRIES - seen.size);
     for (const entry of due) seen.add(entry.deliveryId);
-    await Promise.all(due.map(relay));
+    await Promise.all(due.map((entry) => relay(entry, read.get(entry.deliveryId))));
     if (seen.size >= SWEEP_MAX_ENTRIES) break;
   }
   return result;

@@ -144,11 +144,14 @@ describe('delivery stack', () => {
     expect(serviceActions('outbox-relay', 'kms')).toEqual([]);
   });
 
-  it('lets the sweep query the outbox index and update (lease) items, and send to the queue', () => {
+  it('lets the sweep query the outbox indexes (the shards, and the legacy partition) and read and update (lease) items, and send to the queue', () => {
     const dynamo = statementsOf('outbox-sweep').filter((statement) => [statement.Action].flat().some((action) => action.startsWith('dynamodb:')));
 
-    expect(serviceActions('outbox-sweep', 'dynamodb')).toEqual(['dynamodb:Query', 'dynamodb:UpdateItem']);
-    expect(JSON.stringify(dynamo.find((statement) => statement.Action === 'dynamodb:Query')?.Resource)).toContain('/index/gsi2');
+    expect(serviceActions('outbox-sweep', 'dynamodb')).toEqual(['dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    const queried = JSON.stringify(dynamo.find((statement) => statement.Action === 'dynamodb:Query')?.Resource);
+    expect(queried).toContain('/index/gsi7');
+    expect(queried).toContain('/index/gsi2');
+    expect(queried).not.toContain('/index/gsi1');
     expect(serviceActions('outbox-sweep', 'sqs')).toContain('sqs:SendMessage');
     expect(serviceActions('outbox-sweep', 'kms')).toEqual([]);
   });

@@ -46,7 +46,7 @@ describe('the local table grants', () => {
     await expect(asFunction('processor-webhook', () => client.send(new TransactWriteItemsCommand({ TransactItems: [put, remove] })))).rejects.toEqual(denied('DeleteItem'));
   });
 
-  it('holds a function limited to some indexes to them: the outbox sweep queries gsi2, never the table or another index', async () => {
+  it('holds a function limited to some indexes to them: the outbox sweep queries gsi7 and gsi2, never the table or another index', async () => {
     const query = (IndexName?: string) => () =>
       client.send(
         new QueryCommand({
@@ -57,7 +57,9 @@ describe('the local table grants', () => {
         }),
       );
 
+    await expect(asFunction('outbox-sweep', query('gsi7'))).resolves.toMatchObject({ Count: 0 });
     await expect(asFunction('outbox-sweep', query('gsi2'))).resolves.toMatchObject({ Count: 0 });
+    await expect(asFunction('outbox-sweep', query('gsi4'))).rejects.toEqual(denied('Query'));
     await expect(asFunction('outbox-sweep', query('gsi1'))).rejects.toEqual(denied('Query'));
     await expect(asFunction('outbox-sweep', query())).rejects.toEqual(denied('Query'));
     await expect(asFunction('transactions-list', query('gsi1'))).resolves.toMatchObject({ Count: 0 });

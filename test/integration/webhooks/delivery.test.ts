@@ -6,21 +6,21 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { Webhook } from 'standardwebhooks';
 import { createHandler } from '../../../functions/webhook-delivery';
 import { webhookDeliveryDeps } from '../../../lib/composition';
 import { newId } from '../../../lib/domain/ids';
 import type { WebhookDelivery } from '../../../lib/domain/webhooks';
-import { putNewDelivery } from '../../../lib/store/deliveries';
+import { OUTBOX_GRACE_MS, putNewDelivery } from '../../../lib/store/deliveries';
 import { documentClient, tableName } from '../../../lib/store/dynamo';
 import { keys } from '../../../lib/store/keys';
 import type { WebhookDeliveryDeps } from '../../../lib/use-cases/webhook-deliveries';
 import { createHttpSender } from '../../../lib/webhooks/http-sender';
 import type { DeliveryMessage, QueueMessage, WakeMessage } from '../../../lib/webhooks/queue';
 import { type PartnerCredentials, TestApi } from '../../support/api';
-import { newSvcTxId, pendingDelivery } from '../../support/deliveries';
+import { legacyOutboxItem, newSvcTxId, pendingDelivery } from '../../support/deliveries';
 import { lambdaContext } from '../../support/events';
 import { WebhookReceiver } from '../../support/webhook-receiver';
 
@@ -179,8 +179,8 @@ describe('a delivery answered 2xx', () => {
       }),
     ]);
     const item = await storedItem(delivery.id);
-    expect(item.gsi2pk).toBeUndefined();
-    expect(item.gsi2sk).toBeUndefined();
+    expect(item.gsi7pk).toBeUndefined();
+    expect(item.gsi7sk).toBeUndefined();
     expect(sent).toEqual([]);
   });
 
@@ -219,9 +219,9 @@ describe('a delivery that keeps failing', () => {
       { message: { deliveryId: delivery.id, partnerId: partner.partnerId }, delaySeconds: 1 },
       { message: { deliveryId: delivery.id, partnerId: partner.partnerId }, delaySeconds: 4 },
     ]);
-    expect(afterFirst).toMatchObject({ status: 'pending', attempts: 1, lastHttpStatus: 500, gsi2pk: 'OUTBOX' });
+    expect(afterFirst).toMatchObject({ status: 'pending', attempts: 1, lastHttpStatus: 500, gsi7pk: keys.outboxIndex(delivery.id, delivery.createdAt).gsi7pk });
     // The outbox entry waits past the retry's due time, so the relay's sweep does not send it early.
-    expect(String(afterFirst.gsi2sk) > new Date(Number(afterFirst.nextAttemptAt)).toISOString()).toBe(true);
+    expect(String(afterFirst.gsi7sk) > new Date(Number(afterFirst.nextAttemptAt)).toISOString()).toBe(true);
     const requests = requestsFor(delivery.eventId);
     expect(requests).toHaveLength(3);
     expect(new Set(requests.map((request) => request.body))).toEqual(new Set([delivery.payload]));
@@ -231,7 +231,7 @@ describe('a delivery that keeps failing', () => {
       ['webhook_delivery.attempt_failed', 2],
       ['webhook_delivery.failed', 3],
     ]);
-    expect((await storedItem(delivery.id)).gsi2pk).toBeUndefined();
+    expect((await storedItem(delivery.id)).gsi7pk).toBeUndefined();
   });
 
   it('does not attempt again when a retry message arrives more than the queue could be early (its backoff has not passed)', async () => {
@@ -385,8 +385,88 @@ describe('messages that cannot be processed', () => {
 
     expect(response.batchItemFailures).toHaveLength(1);
     const item = await storedItem(delivery.id);
-    expect(item).toMatchObject({ status: 'pending', attempts: 1, lastHttpStatus: 500, gsi2pk: 'OUTBOX' });
-    expect(String(item.gsi2sk) > new Date(Number(item.nextAttemptAt)).toISOString()).toBe(true);
+    expect(item).toMatchObject({ status: 'pending', attempts: 1, lastHttpStatus: 500, gsi7pk: keys.outboxIndex(delivery.id, delivery.createdAt).gsi7pk });
+    expect(String(item.gsi7sk) > new Date(Number(item.nextAttemptAt)).toISOString()).toBe(true);
+  });
+});
+
+describe('the outbox entry of a delivery being attempted', () => {
+  /** Starts an attempt of `deliveryId` at the consumer's clock `at`, held by the receiver: the item while it runs, and a release that ends it. */
+  async function whileAttempted(deliveryId: string, at?: number) {
+    let release = () => {};
+    receiver.answer({ status: 200, release: new Promise<void>((resolve) => (release = resolve)) });
+    const { consume, clock } = consumer();
+    if (at !== undefined) clock.now = at;
+    const attempt = consume(message(deliveryId));
+    await receiver.waitForRequests(receiver.requests.length + 1);
+    const during = await storedItem(deliveryId);
+    const finish = async () => {
+      release();
+      await attempt;
+    };
+    return { during, finish };
+  }
+
+  it('stays where it is when the attempt is claimed within the grace after its creation (no index write)', async () => {
+    const delivery = await newDelivery();
+    const before = await storedItem(delivery.id);
+
+    const { during, finish } = await whileAttempted(delivery.id);
+    await finish();
+
+    expect(during).toMatchObject({ attempts: 1, gsi7pk: before.gsi7pk, gsi7sk: before.gsi7sk });
+    // The key still lies a grace past the lease, so the sweep cannot find the delivery due while the attempt runs
+    expect(Date.parse(keys.outboxEntry(String(during.gsi7sk)).relayAfter)).toBeGreaterThanOrEqual(Number(during.leaseUntil) + OUTBOX_GRACE_MS);
+  });
+
+  it('moves past the lease when the lease would outlive the relay time (a claim late after the creation)', async () => {
+    const delivery = await newDelivery();
+    const before = await storedItem(delivery.id);
+
+    // Claimed 100 s after the creation: the 60 s lease ends past the relay time, 2 minutes after it
+    const { during, finish } = await whileAttempted(delivery.id, Date.parse(delivery.createdAt) + 100_000);
+    await finish();
+
+    expect(during).toMatchObject({ attempts: 1, gsi7pk: before.gsi7pk });
+    expect(during.gsi7sk).toBe(keys.outboxIndex(delivery.id, new Date(Number(during.leaseUntil) + OUTBOX_GRACE_MS).toISOString()).gsi7sk);
+    expect(String(during.gsi7sk) > String(before.gsi7sk)).toBe(true);
+  });
+
+  it('moves back to just past the lease from far ahead (a woken parked delivery’s), so an attempt cut short is relayed within minutes', async () => {
+    const delivery = await newDelivery();
+    const farAhead = keys.outboxIndex(delivery.id, new Date(Date.parse(delivery.createdAt) + 25 * 3_600_000).toISOString());
+    await documentClient.send(new PutCommand({ TableName: tableName, Item: { ...(await storedItem(delivery.id)), ...farAhead } }));
+
+    const { during, finish } = await whileAttempted(delivery.id);
+    await finish();
+
+    expect(during).toMatchObject(keys.outboxIndex(delivery.id, new Date(Number(during.leaseUntil) + OUTBOX_GRACE_MS).toISOString()));
+  });
+
+  it('of a delivery written before the shards (in gsi2 OUTBOX) stays there through a claim in the grace, and leaves both outboxes when it succeeds', async () => {
+    const delivery = await newDelivery();
+    await documentClient.send(new PutCommand({ TableName: tableName, Item: legacyOutboxItem(await storedItem(delivery.id)) }));
+
+    const { during, finish } = await whileAttempted(delivery.id);
+    await finish();
+
+    expect(during).toMatchObject({ attempts: 1, gsi2pk: keys.legacyOutbox });
+    expect(during.gsi7pk).toBeUndefined();
+    const item = await storedItem(delivery.id);
+    expect(item).toMatchObject({ status: 'succeeded', attempts: 1 });
+    for (const key of ['gsi7pk', 'gsi7sk', 'gsi2pk', 'gsi2sk']) expect(item[key]).toBeUndefined();
+  });
+
+  it('of a delivery written before the shards moves into its shard when the claim must move it', async () => {
+    const delivery = await newDelivery();
+    await documentClient.send(new PutCommand({ TableName: tableName, Item: legacyOutboxItem(await storedItem(delivery.id)) }));
+
+    const { during, finish } = await whileAttempted(delivery.id, Date.parse(delivery.createdAt) + 100_000);
+    await finish();
+
+    expect(during).toMatchObject(keys.outboxIndex(delivery.id, new Date(Number(during.leaseUntil) + OUTBOX_GRACE_MS).toISOString()));
+    expect(during.gsi2pk).toBeUndefined();
+    expect(during.gsi2sk).toBeUndefined();
   });
 });
 

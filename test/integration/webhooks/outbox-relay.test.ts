@@ -51,7 +51,7 @@ const finishDelivery = (deliveryId: string) =>
     new UpdateCommand({
       TableName: tableName,
       Key: keys.webhookDelivery(deliveryId),
-      UpdateExpression: 'SET #status = :succeeded, attempts = attempts + :one REMOVE gsi2pk, gsi2sk',
+      UpdateExpression: 'SET #status = :succeeded, attempts = attempts + :one REMOVE gsi7pk, gsi7sk',
       ConditionExpression: '#status = :pending',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: { ':succeeded': 'succeeded', ':pending': 'pending', ':one': 1 },
@@ -162,7 +162,7 @@ describe('crash-safe delivery through the outbox', () => {
     await writeDelivery(delivery);
     const { at } = await waitForReceipt(delivery.id, 5_000);
 
-    // Its relay time is 30 s away, so no sweep sent it: the stream relay did
+    // Its relay time is 2 minutes away, so no sweep sent it: the stream relay did
     expect(at - writtenAt).toBeLessThan(1_000);
     expect(await receiptsOnceSwept(delivery.id)).toHaveLength(1);
     expect(sent.get(delivery.id)).toBe(1);
@@ -175,7 +175,7 @@ describe('crash-safe delivery through the outbox', () => {
 
     await writeDelivery(delivery);
     // The relay has tried to enqueue it and failed: the message that arrives later comes from its retry (not from
-    // the sweep: the delivery's relay time is 30 s away)
+    // the sweep: the delivery's relay time is 2 minutes away)
     const deadline = Date.now() + 5_000;
     while (!refused.has(delivery.id)) {
       if (Date.now() > deadline) throw new Error(`the relay did not try to enqueue ${delivery.id} within 5 s`);

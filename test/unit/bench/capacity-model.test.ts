@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { type LoadModel, type MeasuredOperation, OPERATIONS, project } from '../../../bench/capacity/model';
 import { shapeOf } from '../../../bench/capacity/shapes';
-import { keys, PARKED_SHARDS, RECONCILIATION_SHARDS } from '../../../lib/store/keys';
+import { keys, OUTBOX_SHARDS, PARKED_SHARDS, RECONCILIATION_SHARDS } from '../../../lib/store/keys';
 
 const MODEL: LoadModel = {
   payments_per_second: 10_000,
@@ -34,6 +34,8 @@ describe('partition key shapes', () => {
     expect(shapeOf('gsi5', keys.partnerAuditShard('p_1', 0))).toMatchObject({ shape: 'AUDIT#<partner>#<shard>', shards: 32 });
     expect(shapeOf('gsi6', keys.platformAuditShard(100))).toMatchObject({ shape: 'AUDIT#<shard>', scope: 'platform', shards: 128 });
     expect(shapeOf('gsi4', keys.parkedPartition('we_9', 3))).toMatchObject({ shape: 'PARKED#<endpoint>#<shard>', scope: 'partner', shards: PARKED_SHARDS });
+    expect(shapeOf('gsi7', keys.outboxPartition(127))).toMatchObject({ shape: 'OUTBOX#<shard>', scope: 'platform', shards: OUTBOX_SHARDS });
+    expect(shapeOf('gsi2', keys.legacyOutbox)).toMatchObject({ shape: 'OUTBOX', scope: 'platform', shards: 1 });
     expect(shapeOf('table', keys.rateWindow('p_1', 29_000_123).pk)).toMatchObject({ shape: 'RATE#<partner>#<minute>', scope: 'partner' });
     expect(shapeOf('table', keys.idempotency('p_1', 'POST /api/v1/clients', 'a#b').pk)).toMatchObject({ scope: 'item' });
     expect(shapeOf('table', keys.apiKey('9f8e').pk)).toMatchObject({ shape: 'APIKEY#<key hash>', scope: 'apiKey' });

@@ -9,6 +9,7 @@ import { createHandler } from '../../../functions/outbox-relay';
 import { lambdaContext } from '../../../infra/local/lambda/adapter';
 import { matches } from '../../../infra/local/delivery/stream-relay';
 import { OUTBOX_RELAY } from '../../../infra/shared/webhook-delivery';
+import { keys } from '../../../lib/store/keys';
 import type { DeliveryMessage, DeliveryQueue } from '../../../lib/webhooks/queue';
 
 const context: Context = lambdaContext('outbox-relay', 30_000);
@@ -38,8 +39,7 @@ const delivery = (id: string, overrides: Record<string, unknown> = {}) => ({
   partnerId: 'ptn_relay',
   status: 'pending',
   attempts: 0,
-  gsi2pk: 'OUTBOX',
-  gsi2sk: `2030-01-01T00:00:30.000Z#${id}`,
+  ...keys.outboxIndex(id, '2030-01-01T00:02:00.000Z'),
   ...overrides,
 });
 
