@@ -4,6 +4,7 @@
  * the key builders of `lib/store/keys.ts` from placeholder values, so a key the service writes that no shape here
  * matches is a key this file does not know yet: the model stops and names it rather than leave it out.
  */
+import { rateWindowOf } from '../../lib/domain/rate-limit';
 import { AUDIT_LIST_SHARDS, DELIVERY_LIST_SHARDS, keys, OUTBOX_SHARDS, PARKED_SHARDS, RECONCILIATION_SHARDS, TRANSACTION_LIST_SHARDS } from '../../lib/store/keys';
 
 /**
@@ -67,7 +68,8 @@ export const SHAPES: Shape[] = [
   shape('table', keys.transaction(ID).pk, 'item'),
   shape('table', keys.paymentIntent(ID).pk, 'item'),
   shape('table', keys.idempotency(P, ROUTE, ID).pk, 'item'),
-  shape('table', keys.rateWindow(P, NUMBER).pk, 'partner'),
+  // a partner allowed the model's 3,000 requests a second (180,000 a minute) has its window split this many ways
+  shape('table', keys.rateWindow(P, NUMBER, SHARD).pk, 'partner', rateWindowOf(180_000).counters),
   shape('table', keys.processorEvent(ID).pk, 'item'),
   shape('table', keys.webhookDelivery(ID).pk, 'item'),
   shape('table', keys.auditEvent(ID).pk, 'item'),

@@ -7,6 +7,7 @@
  * The rate limit counts only requests whose key and signature are valid, so a leaked key alone cannot spend a
  * partner's quota (decisions.md §3). Reads use the API key step only; admin routes use the admin token step only.
  */
+import { randomInt } from 'node:crypto';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import { authenticateAdmin, createAdminTokenVerifier } from '../auth/admin-token';
@@ -15,6 +16,7 @@ import { config } from '../config';
 import { assertActsFor } from '../domain/caller';
 import { isPartnerId } from '../domain/ids';
 import type { PayeeIds } from '../domain/partner';
+import { rateWindowOf } from '../domain/rate-limit';
 import { errors, fieldValidationError, ServiceError } from '../domain/errors';
 import { countMetric, logger } from '../observability';
 import { SECRET_PURPOSE } from '../domain/sealed-secret';
@@ -120,17 +122,19 @@ function actingPartner(svc: RequestState): string {
 
 /**
  * Per partner, a fixed one-minute window: 429 RATE_LIMITED with `Retry-After` past the limit. Follows
- * {@link hmacSignature}: only authenticated requests count.
+ * {@link hmacSignature}: only authenticated requests count. A high limit's window is split into counters
+ * (`lib/domain/rate-limit.ts`): each request counts on one at random.
  */
 export function rateLimit(ports: Pick<HttpPorts, 'rateLimit' | 'partners'>): ChainStep {
   return stepAnswering(['RATE_LIMITED'], {
     before: async (request: ChainRequest) => {
       const { svc } = request.context;
-      const limit = await rateLimitOf(ports.partners, svc);
+      const window = rateWindowOf(await rateLimitOf(ports.partners, svc));
       const nowSeconds = ports.rateLimit.now() / 1000;
       const windowStartMinute = Math.floor(nowSeconds / 60);
-      const count = await ports.rateLimit.countRequest(ownerOf(svc), windowStartMinute);
-      if (count > limit) {
+      const counter = window.counters === 1 ? 0 : randomInt(window.counters);
+      const count = await ports.rateLimit.countRequest(ownerOf(svc), windowStartMinute, counter);
+      if (count > window.perCounter) {
         countMetric('RateLimited');
         throw errors.rateLimited((windowStartMinute + 1) * 60 - nowSeconds);
       }

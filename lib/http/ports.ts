@@ -25,8 +25,8 @@ export interface ApiKeyLookup {
 export interface RequestCounter {
   /** The time the limiter counts by, in ms since the epoch (tests pin it inside a window). */
   now(): number;
-  /** Adds one request to the owner's window and answers the window's count including it. */
-  countRequest(owner: string, windowStartMinute: number): Promise<number>;
+  /** Adds one request to counter `counter` of the owner's window and answers that counter's count including it. */
+  countRequest(owner: string, windowStartMinute: number, counter: number): Promise<number>;
 }
 
 /**

@@ -180,9 +180,12 @@ export const keys = {
     pk: `IDEMPOTENCY#${partnerId}#${endpoint}#${idempotencyKey}`,
     sk: 'IDEMPOTENCY',
   }),
-  /** One counter per partner per fixed one-minute window (window start in epoch minutes). */
-  rateWindow: (partnerId: string, windowStartMinute: number): TableKey => ({
-    pk: `RATE#${partnerId}#${windowStartMinute}`,
+  /**
+   * A counter of a partner's fixed one-minute window (window start in epoch minutes): one, or for a high limit
+   * several (`lib/domain/rate-limit.ts`), so that no item takes every request of a big partner.
+   */
+  rateWindow: (partnerId: string, windowStartMinute: number, counter: number): TableKey => ({
+    pk: `RATE#${partnerId}#${windowStartMinute}#${counter}`,
     sk: 'RATE',
   }),
   /** Marks a processor event id as processed (each event is applied once). */
