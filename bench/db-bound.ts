@@ -21,7 +21,7 @@ import { currencyCode } from '../lib/domain/money';
 import { rateWindowOf } from '../lib/domain/rate-limit';
 import type { Transaction } from '../lib/domain/transaction';
 import { claimUpdate, completionUpdate } from '../lib/store/idempotency';
-import { keys } from '../lib/store/keys';
+import { API_KEY_COPIES, keys } from '../lib/store/keys';
 import { transactionItem } from '../lib/store/transactions';
 import { checkoutBody, type BenchPartner } from './api';
 import { type ServiceProcess, cpuBetween, cpuSnapshot, round, type Slice, ticker } from '../infra/local/runtime/service-process';
@@ -57,7 +57,7 @@ export function dbBoundLoop(service: ServiceProcess, payee: Payee, responseBody:
     { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } },
   );
   const { partnerId } = payee.partner;
-  const keyItem = keys.apiKey(hashApiKey(payee.partner.apiKey));
+  const keyHash = hashApiKey(payee.partner.apiKey);
   const partnerKey = keys.partner(partnerId);
   const clientKey = keys.client(partnerId, payee.clientId);
   const svcTxIdInSample = /svc_tx_[0-9a-z]{24}/.exec(responseBody)?.[0];
@@ -72,7 +72,9 @@ export function dbBoundLoop(service: ServiceProcess, payee: Payee, responseBody:
       callMs[call] += now - mark;
       mark = now;
     };
-    // 1. the API key and the payee the body names, one strongly consistent BatchGetItem
+    // 1. the API key (one of its copies at random, as the service reads it) and the payee the body names, one strongly
+    // consistent BatchGetItem
+    const keyItem = keys.apiKeyCopy(keyHash, randomInt(API_KEY_COPIES));
     const read = await db.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: [keyItem, partnerKey, clientKey], ConsistentRead: true } } }));
     if ((read.Responses?.[table]?.length ?? 0) !== 3) throw new Error(`DB bound: BatchGetItem found ${read.Responses?.[table]?.length ?? 0} of the 3 items`);
     lap('batch_get');

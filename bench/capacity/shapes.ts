@@ -5,7 +5,7 @@
  * matches is a key this file does not know yet: the model stops and names it rather than leave it out.
  */
 import { rateWindowOf } from '../../lib/domain/rate-limit';
-import { AUDIT_LIST_SHARDS, DELIVERY_LIST_SHARDS, keys, OUTBOX_SHARDS, PARKED_SHARDS, RECONCILIATION_SHARDS, TRANSACTION_LIST_SHARDS } from '../../lib/store/keys';
+import { API_KEY_COPIES, AUDIT_LIST_SHARDS, DELIVERY_LIST_SHARDS, keys, OUTBOX_SHARDS, PARKED_SHARDS, RECONCILIATION_SHARDS, TRANSACTION_LIST_SHARDS } from '../../lib/store/keys';
 
 /**
  * Whose traffic one key of a shape takes. `platform`: every partner's; `partner`: one partner's (a webhook
@@ -43,7 +43,8 @@ const PARTS: Array<[string, string, string]> = [
   [String(NUMBER), '\\d+', '<minute>'],
 ];
 
-function shape(on: string, built: string, scope: Scope, shards = 1): Shape {
+/** `named` names the shape instead of the key built (two keys counted as one shape share it). */
+function shape(on: string, built: string, scope: Scope, shards = 1, named?: string): Shape {
   // The shard number ends the key (zero-padded or not): its trailing digits.
   const shardText = shards > 1 ? /\d+$/.exec(built)?.[0] : undefined;
   let pattern = built.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -56,14 +57,21 @@ function shape(on: string, built: string, scope: Scope, shards = 1): Shape {
     pattern = `${pattern.slice(0, pattern.lastIndexOf(shardText))}\\d+`;
     shown = `${shown.slice(0, shown.lastIndexOf(shardText))}<shard>`;
   }
-  return { on, shape: shown, scope, shards, pattern: new RegExp(`^${pattern}$`) };
+  return { on, shape: named ?? shown, scope, shards, pattern: new RegExp(`^${pattern}$`) };
 }
+
+/** The key item and the read copies of an API key, as one shape. */
+const API_KEY_ITEMS = 'APIKEY#<key hash>[#<copy>]';
 
 /** Every partition key shape the service writes or reads, on the table and on each index. */
 export const SHAPES: Shape[] = [
   // the table
   shape('table', keys.partner(P).pk, 'partner'),
-  shape('table', keys.apiKey(HASH).pk, 'apiKey'),
+  // An API key's reads take one of its items at random: the key item (copy 0) or a read copy. Both shapes carry one name,
+  // so the model sums their units into one load and spreads it over all of them (measured separately, the key item's
+  // eighth of the reads would be divided by 8 again).
+  shape('table', keys.apiKey(HASH).pk, 'apiKey', API_KEY_COPIES, API_KEY_ITEMS),
+  shape('table', keys.apiKeyCopy(HASH, API_KEY_COPIES - 1).pk, 'apiKey', API_KEY_COPIES, API_KEY_ITEMS),
   shape('table', keys.apiKeyId(ID).pk, 'item'),
   shape('table', keys.transaction(ID).pk, 'item'),
   shape('table', keys.paymentIntent(ID).pk, 'item'),

@@ -81,6 +81,15 @@ export const DELIVERY_LIST_SHARDS = 64;
  */
 export const AUDIT_LIST_SHARDS = { partner: 32, platform: 128 } as const;
 
+/**
+ * How many items hold each API key: its key item and `API_KEY_COPIES - 1` read copies. Every authenticated request reads
+ * its key strongly consistent (a revoked key stops at once, so no cache may stand in): at one partner's 3,000 requests
+ * a second, about 2 key reads a payment (the checkout's, a read of the transaction) of 1 unit each (a small item), one
+ * item would take about 6,300 units a second (measured: `npm run bench -- capacity`), twice a partition's 3,000
+ * (decisions.md §11). Each read takes one of the 8 at random: about 800 a second each, a quarter of the limit.
+ */
+export const API_KEY_COPIES = 8;
+
 const shardKey = (shard: number) => String(shard).padStart(3, '0');
 
 export const keys = {
@@ -94,6 +103,11 @@ export const keys = {
 
   /** An API key is found by the SHA-256 of its value: the key itself is never stored. */
   apiKey: (keyHash: string): TableKey => ({ pk: `APIKEY#${keyHash}`, sk: 'APIKEY' }),
+  /**
+   * Read copy `copy` of an API key, 0 to {@link API_KEY_COPIES} - 1: copy 0 is the key item itself, so a reader picks
+   * any of them alike. Each copy is its own partition (a sort key under one `pk` would share its partition).
+   */
+  apiKeyCopy: (keyHash: string, copy: number): TableKey => (copy === 0 ? keys.apiKey(keyHash) : { pk: `APIKEY#${keyHash}#${copy}`, sk: 'APIKEY' }),
   /**
    * The `key_id` -> hash pointer, written in the same transaction as the key, so that revocation by id is a
    * strongly consistent read (a GSI could miss a key created a moment ago).

@@ -1,6 +1,6 @@
 /** A partner and one of its clients, read together: the payee of a payment. */
 import type { Client, KnownPayee, Partner, PayeeIds } from '../domain/partner';
-import { type StoredApiKey, toApiKey } from './api-keys';
+import { apiKeyFromCopy, randomApiKeyCopy, type StoredApiKey } from './api-keys';
 import { batchGetAll } from './batch-get';
 import { toClient } from './clients';
 import { keys, type TableKey } from './keys';
@@ -14,14 +14,19 @@ export async function getPayee(partnerId: string, clientId: string): Promise<{ p
 
 /**
  * The API key with the hash `keyHash` and, in the same strongly consistent BatchGetItem, the payee a request's
- * body names: one call where there were three (key, partner, client). The payee is read before the key is
- * checked, but nothing of it is used unless the key may act for that partner (the chain and the payment gate decide).
+ * body names: one call where there were three (key, partner, client). The key is read from its copy `copy` (by default
+ * one at random); a missing copy is read again from the key item (a second call, only for a key not yet backfilled or
+ * an unknown one). The payee is read before the key is checked, but nothing of it is used unless the key may act for
+ * that partner (the chain and the payment gate decide).
  */
-export async function findApiKeyAndPayee(keyHash: string, named: PayeeIds): Promise<{ apiKey: StoredApiKey | undefined; payee: KnownPayee }> {
-  const keyItem = keys.apiKey(keyHash);
+export async function findApiKeyAndPayee(
+  keyHash: string,
+  named: PayeeIds,
+  copy = randomApiKeyCopy(),
+): Promise<{ apiKey: StoredApiKey | undefined; payee: KnownPayee }> {
+  const keyItem = keys.apiKeyCopy(keyHash, copy);
   const { found, partner, client } = await readPayee(named, [keyItem]);
-  const apiKeyItem = found(keyItem);
-  return { apiKey: apiKeyItem === undefined ? undefined : toApiKey(apiKeyItem), payee: { ...named, partner, client } };
+  return { apiKey: await apiKeyFromCopy(keyHash, copy, found(keyItem)), payee: { ...named, partner, client } };
 }
 
 async function readPayee(named: PayeeIds, alsoRead: TableKey[] = []) {

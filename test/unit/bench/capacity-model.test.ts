@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { type LoadModel, type MeasuredOperation, OPERATIONS, project } from '../../../bench/capacity/model';
 import { shapeOf } from '../../../bench/capacity/shapes';
-import { keys, OUTBOX_SHARDS, PARKED_SHARDS, RECONCILIATION_SHARDS } from '../../../lib/store/keys';
+import { API_KEY_COPIES, keys, OUTBOX_SHARDS, PARKED_SHARDS, RECONCILIATION_SHARDS } from '../../../lib/store/keys';
 
 const MODEL: LoadModel = {
   payments_per_second: 10_000,
@@ -38,7 +38,11 @@ describe('partition key shapes', () => {
     expect(shapeOf('gsi2', keys.legacyOutbox)).toMatchObject({ shape: 'OUTBOX', scope: 'platform', shards: 1 });
     expect(shapeOf('table', keys.rateWindow('p_1', 29_000_123, 7).pk)).toMatchObject({ shape: 'RATE#<partner>#<minute>#<shard>', scope: 'partner', shards: 12 });
     expect(shapeOf('table', keys.idempotency('p_1', 'POST /api/v1/clients', 'a#b').pk)).toMatchObject({ scope: 'item' });
-    expect(shapeOf('table', keys.apiKey('9f8e').pk)).toMatchObject({ shape: 'APIKEY#<key hash>', scope: 'apiKey' });
+    // the key item is copy 0: it and its read copies are one shape, spread over all of them
+    expect(API_KEY_COPIES).toBe(8);
+    expect(shapeOf('table', keys.apiKey('9f8e').pk)).toMatchObject({ shape: 'APIKEY#<key hash>[#<copy>]', scope: 'apiKey', shards: 8 });
+    expect(shapeOf('table', keys.apiKeyCopy('9f8e', 0).pk)).toMatchObject({ shape: 'APIKEY#<key hash>[#<copy>]', shards: 8 });
+    expect(shapeOf('table', keys.apiKeyCopy('9f8e', 7).pk)).toMatchObject({ shape: 'APIKEY#<key hash>[#<copy>]', scope: 'apiKey', shards: 8 });
     expect(shapeOf('table', keys.apiKeyId('k_1').pk)).toMatchObject({ shape: 'APIKEYID#<id>', scope: 'item' });
     expect(shapeOf('table', keys.auditEvent('a_1').pk)).toMatchObject({ scope: 'item' });
     expect(shapeOf('gsi1', keys.auditEventsOf('p_1'))).toMatchObject({ shape: 'AUDIT#<partner>', scope: 'partner' });
@@ -60,7 +64,9 @@ describe('the projection', () => {
       { on: 'gsi1', partition: keys.transactionsOf('p_1'), access: 'write', units: 10 },
       { on: 'gsi4', partition: keys.reconciliationPartition(3), access: 'write', units: 12 },
       { on: 'gsi4', partition: keys.reconciliationPartition(40), access: 'write', units: 8 },
-      { on: 'table', partition: keys.apiKey('h').pk, access: 'read', units: 10 },
+      // the checkouts' key reads, one copy each at random: the key item twice, copies 1-7 once or twice
+      { on: 'table', partition: keys.apiKey('h').pk, access: 'read', units: 2 },
+      ...[1, 2, 3, 4, 5, 6, 7].map((copy) => ({ on: 'table', partition: keys.apiKeyCopy('h', copy).pk, access: 'read' as const, units: copy <= 1 ? 2 : 1 })),
     ],
   };
   const page: MeasuredOperation = { name: OPERATIONS.transactionsPage, instances: 2, touches: [{ on: 'gsi1', partition: keys.transactionsOf('p_1'), access: 'read', units: 12 }] };
@@ -75,8 +81,10 @@ describe('the projection', () => {
     // 2 units a checkout over the reconciliation's shards: 10,000 × 2 / 128
     expect(RECONCILIATION_SHARDS).toBe(128);
     expect(load('gsi4', 'RECON#<shard>')?.unitsPerSecond).toBeCloseTo(156.25, 1);
-    // an API key's share: the partner's 3,000/s over its 2 keys, 1 read unit each
-    expect(load('table', 'APIKEY#<key hash>', 'read')).toMatchObject({ unitsPerSecond: 1_500, share: 0.5 });
+    // an API key's share: the partner's 3,000/s over its 2 keys, 1 read unit each, over the key's 8 items (the key
+    // item's reads and its copies' summed into one load)
+    expect(load('table', 'APIKEY#<key hash>[#<copy>]', 'read')?.unitsPerSecond).toBe(187.5);
+    expect(projection.loads.filter((candidate) => candidate.shape.startsWith('APIKEY#'))).toHaveLength(1);
   });
 
   it('counts an item its own runs only, and reads a minute apart from the payment rate', () => {
