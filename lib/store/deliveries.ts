@@ -79,7 +79,7 @@ const INDEX_ENTRIES_OF_PENDING = 'gsi7pk, gsi7sk, gsi2pk, gsi2sk, gsi4pk, gsi4sk
 /** A new delivery's item: listed under its partner, and in the outbox until it is finished. */
 export const deliveryItem = (delivery: WebhookDelivery) => ({
   ...keys.webhookDelivery(delivery.id),
-  ...keys.webhookDeliveryIndex(delivery.partnerId, delivery.id, delivery.createdAt),
+  ...keys.webhookDeliveryIndex(delivery.partnerId, delivery.svcTxId, delivery.id, delivery.createdAt),
   ...(delivery.status === 'pending' ? outboxKeys(delivery.id, Date.parse(delivery.createdAt) + FIRST_RELAY_MS) : {}),
   entity: 'webhookDelivery',
   ...delivery,

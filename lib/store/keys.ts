@@ -228,8 +228,13 @@ export const keys = {
   deliveriesOf: (partnerId: string) => `DELIVERIES#${partnerId}`,
   /** A shard of a partner's deliveries (gsi5). */
   deliveryShard: (partnerId: string, shard: number) => `DELIVERIES#${partnerId}#${shardKey(shard)}`,
-  webhookDeliveryIndex: (partnerId: string, deliveryId: string, createdAt: string): IndexKeys => ({
-    gsi5pk: keys.deliveryShard(partnerId, shardOf(deliveryId, DELIVERY_LIST_SHARDS)),
+  /**
+   * The shard of a payment's deliveries: chosen by its `svc_tx_id`, so that every delivery of one payment is in one
+   * shard (found by one Query), while the payments spread the partner's deliveries over all of them.
+   */
+  transactionDeliveriesShard: (partnerId: string, svcTxId: string) => keys.deliveryShard(partnerId, shardOf(svcTxId, DELIVERY_LIST_SHARDS)),
+  webhookDeliveryIndex: (partnerId: string, svcTxId: string, deliveryId: string, createdAt: string): IndexKeys => ({
+    gsi5pk: keys.transactionDeliveriesShard(partnerId, svcTxId),
     gsi5sk: timeOrdered(createdAt, deliveryId),
   }),
 

@@ -217,7 +217,7 @@ export interface ShardedPageQuery<T> {
 }
 
 /** Queries a sharded list's page runs at once. */
-const SOURCE_CONCURRENCY = 16;
+const SOURCE_CONCURRENCY = 64;
 
 interface SourceState {
   source: ListSource;

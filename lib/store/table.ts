@@ -34,9 +34,11 @@ export interface IndexDefinition {
 
 /**
  * What a sharded list index holds besides the keys: the attributes its lists filter on (a transaction's `status`,
- * `clientId`, `partnerReference`; an audit event's `type`). Its readers read each page's items from the table.
+ * `clientId`, `partnerReference`; an audit event's `type`; a delivery's `svcTxId`, which never changes, so that one
+ * payment's deliveries are found in its partner's list without reading the others). Its readers read each page's
+ * items from the table.
  */
-export const LIST_INDEX_ATTRIBUTES = ['status', 'clientId', 'partnerReference', 'type'] as const;
+export const LIST_INDEX_ATTRIBUTES = ['status', 'clientId', 'partnerReference', 'type', 'svcTxId'] as const;
 
 /** Generic, overloaded GSIs (all string keys); `keys.ts` decides what goes in them. */
 export const GLOBAL_INDEXES: readonly IndexDefinition[] = [

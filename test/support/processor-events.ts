@@ -10,7 +10,8 @@ import { newId } from '../../lib/domain/ids';
 import { currencyCode } from '../../lib/domain/money';
 import type { SettlementStatus, Transaction } from '../../lib/domain/transaction';
 import type { PartnerEvent, WebhookDelivery } from '../../lib/domain/webhooks';
-import { listDeliveries } from '../../lib/store/deliveries';
+import { toDelivery } from '../../lib/store/deliveries';
+import { queryShardedPage } from '../../lib/store/paging';
 import { documentClient, tableName } from '../../lib/store/dynamo';
 import { keys } from '../../lib/store/keys';
 import { createTransaction } from '../../lib/store/transactions';
@@ -124,13 +125,27 @@ export async function putWebhookEndpoint(partnerId: string, events: PartnerEvent
   return id;
 }
 
-/** Every delivery of one transaction, oldest first (the partner's deliveries list, every page). */
+/**
+ * Every delivery of one transaction, oldest first: the shard of its partner's deliveries list that holds them all
+ * (and the list's partition before the shards), narrowed to the transaction (the index holds each delivery's
+ * `svcTxId`), every page.
+ */
 export async function deliveriesOf(partnerId: string, svcTxId: string): Promise<WebhookDelivery[]> {
   const found: WebhookDelivery[] = [];
   let cursor: string | undefined;
   do {
-    const page = await listDeliveries(partnerId, { limit: 200, cursor });
-    found.push(...page.items.filter((delivery) => delivery.svcTxId === svcTxId));
+    const page = await queryShardedPage({
+      list: `test/deliveries/${partnerId}`,
+      sources: [
+        { index: 'gsi5', partition: keys.transactionDeliveriesShard(partnerId, svcTxId) },
+        { index: 'gsi1', partition: keys.deliveriesOf(partnerId) },
+      ],
+      filter: { expression: 'svcTxId = :svcTxId', names: {}, values: { ':svcTxId': svcTxId } },
+      limit: 200,
+      cursor,
+      toItem: toDelivery,
+    });
+    found.push(...page.items);
     cursor = page.nextCursor ?? undefined;
   } while (cursor !== undefined);
   return found.reverse();

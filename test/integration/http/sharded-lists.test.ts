@@ -184,7 +184,9 @@ describe('a selective filter over shards', () => {
 describe('the deliveries and audit lists over their shards', () => {
   it('spread deliveries over 64 shards of a partner, audit events over 32 of a partner and 128 of the platform', () => {
     const ids = Array.from({ length: 400 }, () => randomUUID());
-    expect(new Set(ids.map((id) => keys.webhookDeliveryIndex('p_1', id, '2026-01-01T00:00:00.000Z').gsi5pk)).size).toBeGreaterThan(50);
+    // a partner's deliveries spread by their payments, every delivery of one payment in its one shard
+    expect(new Set(ids.map((id) => keys.webhookDeliveryIndex('p_1', `svc_tx_${id}`, randomUUID(), '2026-01-01T00:00:00.000Z').gsi5pk)).size).toBeGreaterThan(50);
+    expect(new Set(ids.map(() => keys.webhookDeliveryIndex('p_1', 'svc_tx_one', randomUUID(), '2026-01-01T00:00:00.000Z').gsi5pk)).size).toBe(1);
     expect(new Set(ids.map((id) => keys.auditEventIndex('p_1', id, '2026-01-01T00:00:00.000Z').gsi5pk)).size).toBeGreaterThan(25);
     expect(new Set(ids.map((id) => keys.auditEventIndex('p_1', id, '2026-01-01T00:00:00.000Z').gsi6pk)).size).toBeGreaterThan(100);
     // an event of no partner's: the platform's list only
