@@ -60,6 +60,9 @@ function shape(on: string, built: string, scope: Scope, shards = 1, named?: stri
   return { on, shape: named ?? shown, scope, shards, pattern: new RegExp(`^${pattern}$`) };
 }
 
+/** The counters of a partner's rate window, as one shape. */
+const RATE_COUNTERS = 'RATE#<partner>#<minute>[#<counter>]';
+
 /** The key item and the read copies of an API key, as one shape. */
 const API_KEY_ITEMS = 'APIKEY#<key hash>[#<copy>]';
 
@@ -76,8 +79,10 @@ export const SHAPES: Shape[] = [
   shape('table', keys.transaction(ID).pk, 'item'),
   shape('table', keys.paymentIntent(ID).pk, 'item'),
   shape('table', keys.idempotency(P, ROUTE, ID).pk, 'item'),
-  // a partner allowed the model's 3,000 requests a second (180,000 a minute) has its window split this many ways
-  shape('table', keys.rateWindow(P, NUMBER, SHARD).pk, 'partner', rateWindowOf(180_000).counters),
+  // A partner allowed the model's 3,000 requests a second (180,000 a minute) has its window split this many ways; its
+  // counter 0 keeps the unsplit key, so both shapes carry one name, as for the API key's items.
+  { ...shape('table', keys.rateWindow(P, NUMBER, 0).pk, 'partner', 1, RATE_COUNTERS), shards: rateWindowOf(180_000).counters },
+  shape('table', keys.rateWindow(P, NUMBER, SHARD).pk, 'partner', rateWindowOf(180_000).counters, RATE_COUNTERS),
   shape('table', keys.processorEvent(ID).pk, 'item'),
   shape('table', keys.webhookDelivery(ID).pk, 'item'),
   shape('table', keys.auditEvent(ID).pk, 'item'),

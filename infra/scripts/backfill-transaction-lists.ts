@@ -10,7 +10,8 @@
  * with an operator's credentials.
  *
  * - Each transaction moves in one conditional UpdateItem: its shard keys set and its gsi1/gsi2 keys removed together
- *   (on `gsi1pk` as read), so a list sees it in one place or the other, never none, and a second run finds nothing.
+ *   (on `gsi1pk` as read), and a second run finds nothing. (Each index follows its item a moment later, on its own: a
+ *   list page read in that moment may miss a transaction being moved; the next read finds it.)
  * - Resumable: after each page it prints a resume token; `--resume <token>` continues from there. Starting over
  *   instead is also safe: the filter skips transactions already moved.
  *

@@ -6,8 +6,9 @@
  * random, and is refused once that counter passes its share of the limit.
  *
  * A partner with the default limit (600) or any up to 15,000 a minute has one counter and the exact limit, as before.
- * Above that the limit is met on average: the counters fill evenly, but one may reach its share a little before the
- * others (at 180,000 a minute over 12 counters, a refusal comes at about 99 % of the limit, never later than 100 %).
+ * Above that the counters' shares add up to the limit exactly, so it is never exceeded; but one counter may reach its
+ * share a little before the others (at 180,000 a minute over 12 counters, the first refusal comes within the last few
+ * hundred requests of the window's limit).
  */
 
 /** Requests a minute one counter takes at most: 250 a second, half of what a DynamoDB partition takes, halved again. */
@@ -16,11 +17,13 @@ export const REQUESTS_PER_COUNTER = 15_000;
 export interface RateWindow {
   /** Counters the window is split into. */
   counters: number;
-  /** The requests one counter allows in a window: the limit's share, rounded up. */
-  perCounter: number;
+  /** The requests counter `counter` allows in a window: the limit shared out, the first `limit % counters` one more. */
+  shareOf(counter: number): number;
 }
 
 export function rateWindowOf(limitPerMinute: number): RateWindow {
   const counters = Math.max(1, Math.ceil(limitPerMinute / REQUESTS_PER_COUNTER));
-  return { counters, perCounter: Math.ceil(limitPerMinute / counters) };
+  const base = Math.floor(limitPerMinute / counters);
+  const remainder = limitPerMinute % counters;
+  return { counters, shareOf: (counter) => base + (counter < remainder ? 1 : 0) };
 }

@@ -134,7 +134,7 @@ export function rateLimit(ports: Pick<HttpPorts, 'rateLimit' | 'partners'>): Cha
       const windowStartMinute = Math.floor(nowSeconds / 60);
       const counter = window.counters === 1 ? 0 : randomInt(window.counters);
       const count = await ports.rateLimit.countRequest(ownerOf(svc), windowStartMinute, counter);
-      if (count > window.perCounter) {
+      if (count > window.shareOf(counter)) {
         countMetric('RateLimited');
         throw errors.rateLimited((windowStartMinute + 1) * 60 - nowSeconds);
       }

@@ -141,12 +141,14 @@ export async function claimAttempt(
   delivery: Pick<WebhookDelivery, 'id' | 'attempts' | 'relayAfter'>,
   at: { now: number; dueBy: number; leaseUntil: number },
 ): Promise<boolean> {
-  // Leaving the key as read is safe: the read is strongly consistent, and of the writes that may come between, a
-  // sweep's lease and a park only move it further, and an attempt's record changes `attempts` (this claim fails).
-  // A sweep that gives its lease back may set it due while the attempt runs: the sweep then sends a message that
-  // is a duplicate, and harmless, as this very condition (attempts, lease) stops a second attempt.
+  // Leaving the key as read is safe: the read is strongly consistent, and the claim is conditional on the key being
+  // still as read (a park that moved it a day ahead meanwhile would otherwise leave a crashed attempt's delivery
+  // waiting a day); an attempt's record changes `attempts` (this claim fails too). A sweep that gives its lease back
+  // may set the key due while the attempt runs: the sweep then sends a message that is a duplicate, and harmless, as
+  // this very condition (attempts, lease) stops a second attempt.
   const keep = delivery.relayAfter !== undefined && isOutboxKeyPast(delivery.relayAfter, at.leaseUntil);
   const move = keep ? undefined : outboxMove(delivery.id, at.leaseUntil + OUTBOX_GRACE_MS);
+  const keptKey = keep ? `${new Date(delivery.relayAfter!).toISOString()}#${delivery.id}` : undefined;
   return writeIfCondition(
     documentClient.send(
       new UpdateCommand({
@@ -155,7 +157,9 @@ export async function claimAttempt(
         UpdateExpression: move === undefined
           ? 'SET attempts = attempts + :one, leaseUntil = :leaseUntil, updatedAt = :updatedAt REMOVE gsi4pk, gsi4sk'
           : `SET attempts = attempts + :one, leaseUntil = :leaseUntil, updatedAt = :updatedAt, ${move.set} REMOVE gsi4pk, gsi4sk, ${move.remove}`,
-        ConditionExpression: `${pendingCondition} AND ${leaseFree} AND (attribute_not_exists(nextAttemptAt) OR nextAttemptAt <= :dueBy)`,
+        ConditionExpression:
+          `${pendingCondition} AND ${leaseFree} AND (attribute_not_exists(nextAttemptAt) OR nextAttemptAt <= :dueBy)` +
+          (keptKey === undefined ? '' : ' AND (gsi7sk = :keptKey OR gsi2sk = :keptKey)'),
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':pending': 'pending',
@@ -165,6 +169,7 @@ export async function claimAttempt(
           ':one': 1,
           ':leaseUntil': at.leaseUntil,
           ':updatedAt': new Date(at.now).toISOString(),
+          ...(keptKey === undefined ? {} : { ':keptKey': keptKey }),
           ...move?.values,
         },
       }),

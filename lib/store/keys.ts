@@ -27,10 +27,12 @@ const timeOrdered = (createdAt: string, id: string) => `${createdAt}#${id}`;
 export const RECONCILIATION_SHARDS = 128;
 
 /**
- * The outbox index's shard count. At the design target of 10,000 payments a second a payment makes about 2 deliveries,
- * and a delivery writes the index about twice (its entry set when it is created, removed when it finishes): 40,000
- * writes a second over 128 shards is about 300 per shard, under half of a partition's 1,000 (decisions.md §11). Fixed:
- * the sweep queries every shard.
+ * The outbox index's shard count. A payment makes about 2 deliveries; a delivery writes the index when it is created
+ * (1 unit, in the processor event's transaction) and when it finishes (2 units, in its outcome's transaction), and a
+ * claim within its relay time writes nothing: measured (`npm run bench -- capacity`), 495 units a second a shard at
+ * 10,000 payments a second, just under half a partition's 1,000 (decisions.md §11). Under a backlog, claims come late
+ * and move the key (about 330 more a shard): more shards, or cheaper moves, are still to come. Fixed: the sweep queries
+ * every shard.
  */
 export const OUTBOX_SHARDS = 128;
 
@@ -199,7 +201,8 @@ export const keys = {
    * several (`lib/domain/rate-limit.ts`), so that no item takes every request of a big partner.
    */
   rateWindow: (partnerId: string, windowStartMinute: number, counter: number): TableKey => ({
-    pk: `RATE#${partnerId}#${windowStartMinute}#${counter}`,
+    // Counter 0 keeps the key the one counter had before windows were split, so a deploy changes no partner's count.
+    pk: counter === 0 ? `RATE#${partnerId}#${windowStartMinute}` : `RATE#${partnerId}#${windowStartMinute}#${counter}`,
     sk: 'RATE',
   }),
   /** Marks a processor event id as processed (each event is applied once). */

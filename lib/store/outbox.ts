@@ -135,9 +135,31 @@ export async function leaseOutboxEntry(entry: OutboxEntry, relayAfter: string): 
     );
     return Attributes === undefined ? undefined : toOutboxDelivery(Attributes);
   } catch (error) {
-    if (isConditionFailure(error)) return undefined;
-    throw error;
+    if (!isConditionFailure(error)) throw error;
+    await dropFinishedEntry(entry, from);
+    return undefined;
   }
+}
+
+/**
+ * Removes an entry left on a delivery that is no longer pending (one finished by a function written before this
+ * index, which removed only its gsi2 keys: a rolling deploy's overlap). Such an entry would stay the oldest of its
+ * shard, be listed by every sweep and never leased. Conditional on the entry as listed and the delivery finished, so an
+ * entry another sweep leased, or one the consumer moved, is left alone.
+ */
+async function dropFinishedEntry(entry: OutboxEntry, from: { partitionKey: string; sortKey: string; value: string }): Promise<void> {
+  await writeIfCondition(
+    documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.webhookDelivery(entry.deliveryId),
+        UpdateExpression: `REMOVE ${from.partitionKey}, ${from.sortKey}`,
+        ConditionExpression: `${from.partitionKey} = :fromPk AND ${from.sortKey} = :fromSk AND #status <> :pending`,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':fromPk': from.value, ':fromSk': entry.sortKey, ':pending': 'pending' },
+      }),
+    ),
+  );
 }
 
 /** Gives a lease back (the enqueue failed), unless the entry moved since: the next sweep finds it again (in its shard). */

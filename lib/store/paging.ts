@@ -248,8 +248,9 @@ async function eachLimited<T>(items: readonly T[], limit: number, task: (item: T
  * (their keys start with their creation time), so paging never repeats or skips an item. A page's items are read
  * again from the table by key (strongly consistent): the list indexes project only what the filters need.
  *
- * A filter that drops most items is read in larger steps, up to a bounded number of reads a page; past it the page
- * is short, holds every match newer than the point where the reading stopped, and its cursor continues from there.
+ * A filter that drops most items is read in larger steps, up to a bounded number of reads a page (one of every source,
+ * then 10 more); past it the page is short, holds every match newer than the point where the reading stopped (the
+ * newest point any source not read to its end reached), and its cursor continues from there.
  */
 export async function queryShardedPage<T>(query: ShardedPageQuery<T>): Promise<Page<T>> {
   const scope = JSON.stringify(['cursor/sharded/v1', query.list, query.sortFrom ?? null, query.sortTo ?? null, query.filter?.expression ?? null, query.filter?.values ?? null]);
@@ -263,7 +264,8 @@ export async function queryShardedPage<T>(query: ShardedPageQuery<T>): Promise<P
   }));
   const readSize =
     query.filter === undefined ? Math.max(5, Math.ceil((query.limit + 1) / query.sources.length) + 1) : Math.max(query.limit + 1, FILTERED_READ_SIZE);
-  const maxReads = query.sources.length * MAX_READS_PER_PAGE;
+  // One read of every source, then at most as many more as a single partition's page may make.
+  const maxReads = query.sources.length + MAX_READS_PER_PAGE;
   let reads = 0;
 
   const read = async (state: SourceState) => {
@@ -309,9 +311,11 @@ export async function queryShardedPage<T>(query: ShardedPageQuery<T>): Promise<P
     const empty = states.filter((state) => state.buffer.length === 0 && !state.done);
     if (empty.length > 0) {
       if (reads + empty.length > maxReads) {
-        // The reading stops here. Every item newer than the newest point a source stopped at is in hand: those go on
-        // the page, and the cursor continues from that point.
-        const newest = empty.reduce((best, state) => (sortOf(state, state.startKey!) > sortOf(best, best.startKey!) ? state : best));
+        // The reading stops here. Every source not read to its end has read down to its own point, in hand or not:
+        // every item newer than the newest of those points is in hand. Those go on the page, and the cursor continues
+        // from that point (a source with items in hand may still hold unread ones older than them but newer than it).
+        const open = states.filter((state) => !state.done);
+        const newest = open.reduce((best, state) => (sortOf(state, state.startKey!) > sortOf(best, best.startKey!) ? state : best));
         stoppedAt = { state: newest, key: newest.startKey! };
         break;
       }

@@ -4,7 +4,7 @@
  * events likewise), and a list merges them newest first, with sealed cursors that carry one position for every shard.
  * Items written before the shards (on gsi1/gsi2) are listed with them.
  */
-import { beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ServiceError } from '../../../lib/domain/errors';
@@ -15,6 +15,9 @@ import { keys, TRANSACTION_LIST_SHARDS } from '../../../lib/store/keys';
 import { queryShardedPage } from '../../../lib/store/paging';
 import { listTransactions, transactionItem } from '../../../lib/store/transactions';
 import { transactionFixture } from '../../support/transactions';
+
+// Each page reads every shard: on a loaded machine a test of many pages takes longer than jest's 5 s default.
+jest.setTimeout(30_000);
 
 const run = randomUUID().slice(0, 8);
 const partnerId = `p_shard_${run}`;
@@ -138,10 +141,46 @@ describe('sharded cursors', () => {
   });
 });
 
+/** Writes `items`, then every page of the "rare" items of shards `a` and `b` of `partition`, 10 a page (at most 20 pages). */
+async function rarePages(items: Array<Record<string, unknown>>, list: string, partition: (name: string) => string): Promise<string[][]> {
+  for (let i = 0; i < items.length; i += 25) {
+    await documentClient.send(new BatchWriteCommand({ RequestItems: { [tableName]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+  }
+  const pages: string[][] = [];
+  let cursor: string | undefined;
+  do {
+    const result = await queryShardedPage({
+      list,
+      sources: [
+        { index: 'gsi5', partition: partition('a') },
+        { index: 'gsi5', partition: partition('b') },
+      ],
+      filter: { expression: '#status = :rare', names: { '#status': 'status' }, values: { ':rare': 'rare' } },
+      limit: 10,
+      cursor,
+      toItem: (item) => item.n as string,
+    });
+    pages.push(result.items);
+    cursor = result.nextCursor ?? undefined;
+  } while (cursor !== undefined && pages.length < 20);
+  return pages;
+}
+
 describe('a selective filter over shards', () => {
+  it('never skips a match in a source that still had items in hand when the reading stopped', async () => {
+    // Arrange: shard A's first read holds a match (its newest item) and stops there; shard B has none and is read
+    // deeper until the reads run out. A's unread items, older than its first read, hold a second match
+    const partition = (name: string) => `SHARD-HELD#${run}#${name}`;
+    const at = (i: number) => new Date(Date.UTC(2026, 1, 1) + i * 1000).toISOString();
+    const a = Array.from({ length: 300 }, (_, i) => ({ pk: `SHARD-HELD#${run}#a${i}`, sk: 'ITEM', gsi5pk: partition('a'), gsi5sk: `${at(10_000 - i)}#a${i}`, status: i === 0 || i === 250 ? 'rare' : 'common', n: `a${i}` }));
+    const b = Array.from({ length: 2_000 }, (_, i) => ({ pk: `SHARD-HELD#${run}#b${i}`, sk: 'ITEM', gsi5pk: partition('b'), gsi5sk: `${at(10_000 - i)}#b${i}`, status: 'common', n: `b${i}` }));
+    const found = (await rarePages([...a, ...b], `shard-held/${run}`, partition)).flat();
+    expect(found).toEqual(['a0', 'a250']);
+  }, 60_000);
+
   it('stops reading at its bound, answers a short page of every match newer than where it stopped, and goes on from there', async () => {
     // Arrange: two shards of 1,100 items each, one item of the 2,200 "rare" (the oldest of shard A); reads of 100 a
-    // time, at most 10 a shard a page, so the first pages stop before they reach it
+    // time, one of each shard and 10 more a page, so the first pages stop before they reach it
     const partition = (name: string) => `SHARD-TEST#${run}#${name}`;
     const items = ['a', 'b'].flatMap((shard, s) =>
       Array.from({ length: 1_100 }, (_, i) => {
@@ -149,30 +188,8 @@ describe('a selective filter over shards', () => {
         return { pk: `SHARD-ITEM#${run}#${shard}${i}`, sk: 'ITEM', gsi5pk: partition(shard), gsi5sk: `${createdAt}#${shard}${i}`, status: shard === 'a' && i === 0 ? 'rare' : 'common', n: `${shard}${i}` };
       }),
     );
-    for (let i = 0; i < items.length; i += 25) {
-      await documentClient.send(new BatchWriteCommand({ RequestItems: { [tableName]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
-    }
-    const page = (cursor?: string) =>
-      queryShardedPage({
-        list: `shard-test/${run}`,
-        sources: [
-          { index: 'gsi5', partition: partition('a') },
-          { index: 'gsi5', partition: partition('b') },
-        ],
-        filter: { expression: '#status = :rare', names: { '#status': 'status' }, values: { ':rare': 'rare' } },
-        limit: 10,
-        cursor,
-        toItem: (item) => item.n as string,
-      });
-
     // Act: follow the cursors
-    const pages: string[][] = [];
-    let cursor: string | undefined;
-    do {
-      const result = await page(cursor);
-      pages.push(result.items);
-      cursor = result.nextCursor ?? undefined;
-    } while (cursor !== undefined && pages.length < 10);
+    const pages = await rarePages(items, `shard-test/${run}`, partition);
 
     // Assert: short (empty) pages with a cursor until the match, then the match, then the end
     expect(pages.length).toBeGreaterThan(1);

@@ -109,8 +109,9 @@ describe('npm start, partner webhooks', () => {
       // Act: the service starts again on the same data
       restarted = await startService({ env: { LOCAL_DATA_DIR: dataDir } });
 
-      // Assert: the written delivery arrives, signed, long before its 30 s relay grace, and only once
-      const again = await waitFor(async () => endpoint.received.find((request) => request.headers['x-svc-event-id'] === eventId), 10_000, 'the delivery written before the kill');
+      // Assert: the written delivery arrives, signed, long before its first relay time (2 minutes after it was written:
+      // so the start-up sweep sent it), and only once
+      const again = await waitFor(async () => endpoint.received.find((request) => request.headers['x-svc-event-id'] === eventId), 30_000, 'the delivery written before the kill');
       expect(again.body).toBe(payload);
       expect(again.headers['x-svc-signature']).toBe(hexSignature(secret, payload));
       // Then nothing more comes once no delivery of the partner is pending and the queue holds no message (delayed,

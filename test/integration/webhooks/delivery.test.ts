@@ -13,7 +13,7 @@ import { createHandler } from '../../../functions/webhook-delivery';
 import { webhookDeliveryDeps } from '../../../lib/composition';
 import { newId } from '../../../lib/domain/ids';
 import type { WebhookDelivery } from '../../../lib/domain/webhooks';
-import { OUTBOX_GRACE_MS, putNewDelivery } from '../../../lib/store/deliveries';
+import { claimAttempt, getDelivery, OUTBOX_GRACE_MS, putNewDelivery } from '../../../lib/store/deliveries';
 import { documentClient, tableName } from '../../../lib/store/dynamo';
 import { keys } from '../../../lib/store/keys';
 import type { WebhookDeliveryDeps } from '../../../lib/use-cases/webhook-deliveries';
@@ -417,6 +417,18 @@ describe('the outbox entry of a delivery being attempted', () => {
     expect(during).toMatchObject({ attempts: 1, gsi7pk: before.gsi7pk, gsi7sk: before.gsi7sk });
     // The key still lies a grace past the lease, so the sweep cannot find the delivery due while the attempt runs
     expect(Date.parse(keys.outboxEntry(String(during.gsi7sk)).relayAfter)).toBeGreaterThanOrEqual(Number(during.leaseUntil) + OUTBOX_GRACE_MS);
+  });
+
+  it('is claimed with the key left where it is only while the key is still as read: a park that moved it meanwhile fails the claim', async () => {
+    const delivery = await newDelivery();
+    const read = (await getDelivery(delivery.id))!;
+    const now = Date.parse(delivery.createdAt) + 1_000;
+    // A park from a duplicate message moves the key a day ahead between the read and the claim
+    const dayAhead = keys.outboxIndex(delivery.id, new Date(now + 25 * 3_600_000).toISOString());
+    await documentClient.send(new PutCommand({ TableName: tableName, Item: { ...(await storedItem(delivery.id)), ...dayAhead } }));
+
+    expect(await claimAttempt(read, { now, dueBy: now, leaseUntil: now + 60_000 })).toBe(false);
+    expect(await storedItem(delivery.id)).toMatchObject({ attempts: 0, ...dayAhead });
   });
 
   it('moves past the lease when the lease would outlive the relay time (a claim late after the creation)', async () => {

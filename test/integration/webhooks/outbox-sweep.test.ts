@@ -99,6 +99,29 @@ describe('the outbox sweep', () => {
     expect(await outboxKeyOf(delivery.id)).toBe(`${new Date(now.getTime() + SWEEP_LEASE_MS).toISOString()}#${delivery.id}`);
   });
 
+  it('removes an entry left on a delivery that finished (by a function that knew only gsi2), and relays nothing', async () => {
+    // Arrange: a delivery in its gsi7 shard, then finished the old way: status succeeded, only gsi2 keys removed
+    const createdAt = pastMoment(7);
+    const delivery = pendingDelivery(createdAt);
+    await writeDelivery(delivery);
+    await documentClient.send(
+      new UpdateCommand({ TableName: tableName, Key: keys.webhookDelivery(delivery.id), UpdateExpression: 'SET #status = :succeeded REMOVE gsi2pk, gsi2sk', ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':succeeded': 'succeeded' } }),
+    );
+    const { deps, sent } = sweepDeps(new Set([delivery.id]));
+
+    // Act: a sweep when it is due, and another
+    const first = await sweepOutbox(deps, { now: new Date(createdAt.getTime() + FIRST_RELAY_MS) });
+    const entriesAfter: string[] = [];
+    for await (const page of outbox.outboxEntries(undefined)) entriesAfter.push(...page.map((entry) => entry.deliveryId).filter((id) => id === delivery.id));
+
+    // Assert: nothing sent, the entry gone from the outbox (so no later sweep lists it), the delivery otherwise as it was
+    expect(first).toMatchObject({ relayed: [], skipped: 1 });
+    expect(sent).toEqual([]);
+    expect(entriesAfter).toEqual([]);
+    expect(await storedItem(delivery.id)).toMatchObject({ status: 'succeeded', id: delivery.id });
+    expect(await outboxKeyOf(delivery.id)).toBeUndefined();
+  });
+
   it('sends a due delivery once when sweeps run concurrently (the lease is conditional)', async () => {
     const createdAt = pastMoment(10);
     const deliveries = [pendingDelivery(createdAt), pendingDelivery(createdAt), pendingDelivery(createdAt)];

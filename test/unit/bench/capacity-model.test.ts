@@ -36,7 +36,8 @@ describe('partition key shapes', () => {
     expect(shapeOf('gsi4', keys.parkedPartition('we_9', 3))).toMatchObject({ shape: 'PARKED#<endpoint>#<shard>', scope: 'partner', shards: PARKED_SHARDS });
     expect(shapeOf('gsi7', keys.outboxPartition(127))).toMatchObject({ shape: 'OUTBOX#<shard>', scope: 'platform', shards: OUTBOX_SHARDS });
     expect(shapeOf('gsi2', keys.legacyOutbox)).toMatchObject({ shape: 'OUTBOX', scope: 'platform', shards: 1 });
-    expect(shapeOf('table', keys.rateWindow('p_1', 29_000_123, 7).pk)).toMatchObject({ shape: 'RATE#<partner>#<minute>#<shard>', scope: 'partner', shards: 12 });
+    expect(shapeOf('table', keys.rateWindow('p_1', 29_000_123, 7).pk)).toMatchObject({ shape: 'RATE#<partner>#<minute>[#<counter>]', scope: 'partner', shards: 12 });
+    expect(shapeOf('table', keys.rateWindow('p_1', 29_000_123, 0).pk)).toMatchObject({ shape: 'RATE#<partner>#<minute>[#<counter>]', scope: 'partner', shards: 12 });
     expect(shapeOf('table', keys.idempotency('p_1', 'POST /api/v1/clients', 'a#b').pk)).toMatchObject({ scope: 'item' });
     // the key item is copy 0: it and its read copies are one shape, spread over all of them
     expect(API_KEY_COPIES).toBe(8);
