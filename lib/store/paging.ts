@@ -225,6 +225,8 @@ interface SourceState {
   /** Where its next read starts (undefined: from the top, or nothing more when `done`). */
   startKey: Key | undefined;
   done: boolean;
+  /** Reads of it for this page. */
+  reads: number;
 }
 
 /** Runs `task` over `items`, `limit` at a time. */
@@ -261,12 +263,16 @@ export async function queryShardedPage<T>(query: ShardedPageQuery<T>): Promise<P
     buffer: [],
     startKey: position === undefined ? undefined : { [`${source.index}pk`]: source.partition, [`${source.index}sk`]: position.sort!, [PARTITION_KEY]: position[PARTITION_KEY]!, [SORT_KEY]: position[SORT_KEY]! },
     done: false,
+    reads: 0,
   }));
   const readSize =
     query.filter === undefined ? Math.max(5, Math.ceil((query.limit + 1) / query.sources.length) + 1) : Math.max(query.limit + 1, FILTERED_READ_SIZE);
-  // One read of every source, then at most as many more as a single partition's page may make.
-  const maxReads = query.sources.length + MAX_READS_PER_PAGE;
+  // A filter may drop every item a read returns: one read of every source, then at most as many more as a single
+  // partition's page may make. Without one, every read that does not end its source returns items the page takes,
+  // so the reads end by themselves (a source read again asks for all the page still lacks).
+  const maxReads = query.filter === undefined ? Number.POSITIVE_INFINITY : query.sources.length + MAX_READS_PER_PAGE;
   let reads = 0;
+  const sizeOf = (state: SourceState) => (state.reads === 0 || query.filter !== undefined ? readSize : Math.max(readSize, query.limit + 1 - merged.length));
 
   const read = async (state: SourceState) => {
     const names = { '#pk': `${state.source.index}pk`, ...query.filter?.names };
@@ -287,10 +293,11 @@ export async function queryShardedPage<T>(query: ShardedPageQuery<T>): Promise<P
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
         ScanIndexForward: false,
-        Limit: readSize,
+        Limit: sizeOf(state),
         ExclusiveStartKey: state.startKey,
       }),
     );
+    state.reads += 1;
     state.buffer.push(...(result.Items ?? []));
     state.startKey = result.LastEvaluatedKey as Key | undefined;
     state.done = state.startKey === undefined;

@@ -124,6 +124,27 @@ describe('every partner’s transactions over 128 shards', () => {
   });
 });
 
+describe('a list whose items sit in a few of its shards', () => {
+  it('still fills a page to its limit: a source read again asks for all the page lacks', async () => {
+    // Arrange: 64 shards, 3 of them with 70 items each (one payment's deliveries share a shard)
+    const partition = (shard: number) => `SHARD-CLUSTER#${run}#${shard}`;
+    const items = [5, 23, 50].flatMap((shard) =>
+      Array.from({ length: 70 }, (_, i) => ({ pk: `SHARD-CLUSTER#${run}#${shard}-${i}`, sk: 'ITEM', gsi5pk: partition(shard), gsi5sk: `${new Date(Date.UTC(2026, 2, 2) + (i * 64 + shard) * 1000).toISOString()}#${shard}-${i}`, n: i })),
+    );
+    for (let i = 0; i < items.length; i += 25) {
+      await documentClient.send(new BatchWriteCommand({ RequestItems: { [tableName]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }));
+    }
+    const page = await queryShardedPage({
+      list: `shard-cluster/${run}`,
+      sources: Array.from({ length: 64 }, (_, shard) => ({ index: 'gsi5' as const, partition: partition(shard) })),
+      limit: 200,
+      toItem: (item) => String(item.pk),
+    });
+    expect(page.items).toHaveLength(200);
+    expect(page.nextCursor).not.toBeNull();
+  });
+});
+
 describe('sharded cursors', () => {
   it('refuse a cursor altered, or from another list or filter: 400 VALIDATION_ERROR', async () => {
     const first = await listTransactions(partnerId, {}, { limit: 5 });
