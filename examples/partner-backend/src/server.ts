@@ -62,6 +62,8 @@ export interface PartnerBackendHandler {
 
 export interface PartnerBackend {
   url: string;
+  /** Resolves once the reconciliations started so far have finished (a webhook's answer never waits for its own). */
+  idle(): Promise<void>;
   /** Stops listening, then waits for the reconciliations still running. */
   close(): Promise<void>;
 }
@@ -239,6 +241,7 @@ export async function startPartnerBackend(options: PartnerBackendOptions): Promi
   const { address, port } = server.address() as AddressInfo;
   return {
     url: `http://${address}:${port}`,
+    idle: () => backend.idle(),
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await backend.idle();

@@ -129,10 +129,13 @@ describe('the example backend, with the service delivering its webhooks', () => 
     if (checkout.status !== 201) throw new Error(`checkout failed: ${JSON.stringify(checkout.body)}`);
     const { processor_payment_intent_id } = (await attempts.get(order.partner_reference)) as CheckoutAttempt;
     await stripe.paymentIntents.confirm(processor_payment_intent_id, { payment_method: 'pm_card_visa' });
-    return until('the backend to hear of the payment', async () => {
+    const paid = await until('the backend to hear of the payment', async () => {
       const attempt = await attempts.get(order.partner_reference);
       return attempt?.status === 'succeeded' ? attempt : undefined;
     });
+    // and its reconciliation after the webhook done: one still running would read what a test does next (a refund)
+    await backend.idle();
+    return paid;
   }
 
   /** The backend's webhook logic over its own store and event log, holding one attempt, with the recorder's secret. */
