@@ -7,8 +7,7 @@
  * The rate limit counts only requests whose key and signature are valid, so a leaked key alone cannot spend a
  * partner's quota (decisions.md §3). Reads use the API key step only; admin routes use the admin token step only.
  */
-import { randomInt } from 'node:crypto';
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomInt, randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import { authenticateAdmin, createAdminTokenVerifier } from '../auth/admin-token';
 import { hashApiKey, signatureMatches } from '../auth/credentials';

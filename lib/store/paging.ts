@@ -16,6 +16,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { fieldValidationError } from '../domain/errors';
 import type { Page } from '../domain/page';
+import { inPool } from '../pool';
 import { cursorKey } from '../secrets/cursor-key';
 import { batchGetAll } from './batch-get';
 import { documentClient, tableName } from './dynamo';
@@ -229,15 +230,6 @@ interface SourceState {
   reads: number;
 }
 
-/** Runs `task` over `items`, `limit` at a time. */
-async function eachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await task(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
 /**
  * A page of a list kept over several partitions (shards), newest first: each source is read from the same position,
  * a little at a time, and the sources are merged by the sort key they share, so the page is the `limit` newest items
@@ -327,7 +319,7 @@ export async function queryShardedPage<T>(query: ShardedPageQuery<T>): Promise<P
         break;
       }
       reads += empty.length;
-      await eachLimited(empty, SOURCE_CONCURRENCY, read);
+      await inPool(empty, SOURCE_CONCURRENCY, read);
       continue;
     }
     const withItems = states.filter((state) => state.buffer.length > 0);
