@@ -3,9 +3,9 @@ import { settlementDeps } from '../lib/composition/settlement';
 import { httpRoute } from '../lib/composition/http-route';
 import { presentBatchReport } from '../lib/http/presenters';
 import { AdminSettlementParams } from '../lib/http/settlement-schemas';
-import { getBatchFor } from '../lib/use-cases/settlements';
+import { batchReportFor } from '../lib/use-cases/settlements';
 import { adminSettlementReportDoc } from '../lib/http/route-docs/admin-transactions-settlements';
 
 export const handler = httpRoute({ access: 'admin', params: AdminSettlementParams, doc: adminSettlementReportDoc }, async ({ caller, params }) =>
-  presentBatchReport(await getBatchFor(settlementDeps, caller, params.settlement_batch_id)),
+  presentBatchReport(await batchReportFor(settlementDeps, caller, params.settlement_batch_id)),
 );

@@ -6,9 +6,9 @@ import { settlementDeps } from '../lib/composition/settlement';
 import { httpRoute } from '../lib/composition/http-route';
 import { presentBatchReport } from '../lib/http/presenters';
 import { SettlementParams } from '../lib/http/settlement-schemas';
-import { getBatchFor } from '../lib/use-cases/settlements';
+import { batchReportFor } from '../lib/use-cases/settlements';
 import { settlementReportDoc } from '../lib/http/route-docs/settlements';
 
 export const handler = httpRoute({ access: 'partner-read', params: SettlementParams, doc: settlementReportDoc }, async ({ caller, params }) =>
-  presentBatchReport(await getBatchFor(settlementDeps, caller, params.id)),
+  presentBatchReport(await batchReportFor(settlementDeps, caller, params.id)),
 );

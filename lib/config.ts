@@ -79,6 +79,11 @@ const schema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number({ error: 'expected a number' }).int('expected a whole number').min(1).max(1_000_000),
   SETTLEMENT_CUTOFF: z.enum(['day_boundary', 'now'], { error: 'expected day_boundary or now' }),
   SETTLEMENT_SCHEDULE: z.string().trim().min(1).optional(),
+  /**
+   * How long a settlement run holds a group's lease without renewing it (it renews it before every 1,000 lines): a
+   * run killed while building frees its group this long after, for the next run to discard what it left.
+   */
+  SETTLEMENT_GROUP_LEASE_SECONDS: z.coerce.number({ error: 'expected seconds' }).int('expected whole seconds').min(1).max(900),
   /** The local reconciliation timer's rate expression, or `off` (in AWS the schedule is the stack's: every 15 minutes). */
   RECONCILIATION_SCHEDULE: z.string().trim().min(1).optional(),
   /**
@@ -107,6 +112,7 @@ const sharedDefaults: Env = {
   PROCESSOR_FEE_PERCENT: '2.9',
   RATE_LIMIT_PER_MINUTE: '600',
   SETTLEMENT_CUTOFF: 'day_boundary',
+  SETTLEMENT_GROUP_LEASE_SECONDS: '60',
   RECONCILIATION_GIVE_UP_DAYS: '7',
   RECONCILIATION_MAX_CHECKS: '500',
   PORT: '3000',

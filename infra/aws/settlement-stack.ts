@@ -4,9 +4,10 @@
  * (`settlementSchedule`, daily at 01:00 UTC by default; `infra/aws/deploy-settings.ts`), and an alarm on its errors,
  * notifying the alarm topic.
  *
- * The run reads the partners (gsi1), queries the sparse settlement index (gsi3) and writes each batch with its
- * lines' flips in one TransactWriteItems (Put + Update, conditional): the table's `items` access and nothing more,
- * no Scan, DeleteItem or BatchWriteItem. It pays nothing, so it gets no rail secret and no rail URL.
+ * The run reads the partners (gsi1), queries the sparse settlement index (gsi3), reserves each batch's lines by
+ * conditional updates, puts its contents beside it (BatchWriteItem) and commits it in one TransactWriteItems: the
+ * table's `settle` access and nothing more, no Scan or DeleteItem. It pays nothing, so it gets no rail secret and
+ * no rail URL.
  */
 import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';

@@ -8,7 +8,7 @@ import { TABLE_ACCESS, TABLE_QUERY, type TableAccess, type TableAction } from '.
 
 /**
  * Grants `grantee` exactly `access` (a profile, or the action list of a background function) on the table and
- * its indexes, and nothing else: no Scan, no BatchWriteItem, no stream read unless listed. With `queryIndexes`,
+ * its indexes, and nothing else: no Scan, no BatchWriteItem but for settlement runs, no stream read unless listed. With `queryIndexes`,
  * Query is granted on those indexes only (and on the table when they list `TABLE_QUERY`), and the other actions on
  * the table alone.
  */

@@ -21,8 +21,8 @@ export const BACKGROUND_TABLE_ACTIONS = {
    * parks deliveries and queries the parked index to wake them.
    */
   'webhook-delivery': ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
-  /** As `POST /settlements/run`: queries the settlement index and writes each batch with its flips in one transaction. */
-  'settlement-scheduled': TABLE_ACCESS.items,
+  /** As `POST /settlements/run`: queries the settlement index, reserves lines, writes batches' contents and commits them. */
+  'settlement-scheduled': TABLE_ACCESS.settle,
   /**
    * Lists the reconciliation index, reads each transaction, its payee (a batch) and its partner's endpoints (a Query
    * of the table), sends an open one to the back (an update), and applies an outcome as the processor webhook does:

@@ -15,5 +15,6 @@ export const settlementDeps: SettlementDeps = {
   audit,
   rails,
   cutoff: config.SETTLEMENT_CUTOFF,
+  groupLeaseMs: config.SETTLEMENT_GROUP_LEASE_SECONDS * 1000,
   now: () => new Date(),
 };

@@ -36,12 +36,12 @@ const HEADER = ['type', 'svc_tx_id', 'partner_reference', 'created_at', 'currenc
 
 const CRLF = '\r\n';
 
-/** Builds the report of one batch: header, one row per line in the batch's order, then the total row. */
-export function batchReportCsv(batch: SettlementBatch): string {
+/** Builds the report of one batch from its lines: header, one row per line in the batch's order, then the total row. */
+export function batchReportCsv(batch: SettlementBatch, lines: readonly SettlementItem[]): string {
   const { totals, currency } = batch;
   const records = [
     HEADER,
-    ...batch.lines.map(lineRecord),
+    ...lines.map(lineRecord),
     ['total', '', '', '', currency, ...amounts(currency, [totals.grossMinor, totals.processorFeesMinor, totals.platformFeesMinor, totals.netMinor])],
   ];
   return records.map((fields) => fields.map(csvField).join(',') + CRLF).join('');

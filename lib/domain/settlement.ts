@@ -7,16 +7,18 @@
  *   entries (minor units): no amount is computed twice;
  * - a group (partner, client, currency) whose waiting entries sum to a net ≤ 0 makes no batch: everything waits,
  *   and the merchant owes the shortfall until later sales cover it (no payout while it owes);
- * - a batch holds at most {@link MAX_ITEMS_PER_BATCH} entries, so that the batch and one conditional flip per
- *   entry fit in one 100-item TransactWriteItems; a larger group becomes as few batches as its lines need, none of
- *   net below 0, together holding every entry of the group: a run pays a merchant exactly its net, never a part
- *   that leaves it owing (a group with a reversal no batch can cover waits whole).
+ * - a batch holds at most {@link MAX_LINES_PER_BATCH} entries (decisions.md §7: one payout per merchant and
+ *   currency, each payout costing the merchant a rail fee); a larger group becomes batches of that many and a
+ *   remainder, together holding every entry of the group, none of net below 0: the first holds every reversal
+ *   (with the oldest sales, or the largest if the oldest do not cover them), the rest only sales. So whichever of
+ *   them are made, a merchant is never paid sales whose reversals were left behind; a group whose reversals no
+ *   one batch covers waits whole.
  */
 import type { LedgerEntry } from './ledger';
 import type { CurrencyCode } from './money';
 
-/** One TransactWriteItems holds 100 items: the batch itself and one flip per entry it takes. */
-export const MAX_ITEMS_PER_BATCH = 99;
+/** Entries of one batch at most (decisions.md §7); the store builds a batch of any size up to it invisibly, then commits it in one write. */
+export const MAX_LINES_PER_BATCH = 10_000;
 
 /**
  * An entry waiting for settlement. `settlesTransaction`: the entry is the sale of a payment that is still
@@ -87,17 +89,18 @@ export function groupsOf<T extends LedgerEntry>(waiting: readonly T[]): T[][] {
 export interface SettlementPlan {
   batches: PlannedBatch[];
   owing: OwingGroup[];
-  /** Groups of net > 0 with a reversal no batch of {@link MAX_ITEMS_PER_BATCH} lines can cover: they wait whole. */
+  /** Groups of net > 0 whose reversals no batch of {@link MAX_LINES_PER_BATCH} lines can cover: they wait whole. */
   unplaceable: { partnerId: string; clientId: string; currency: CurrencyCode; entries: number }[];
 }
 
-export function planBatches(waiting: readonly SettlementItem[]): SettlementPlan {
+/** The batches of the waiting entries; `maxLines` is {@link MAX_LINES_PER_BATCH} but in tests of the splitting. */
+export function planBatches(waiting: readonly SettlementItem[], maxLines = MAX_LINES_PER_BATCH): SettlementPlan {
   const plan: SettlementPlan = { batches: [], owing: [], unplaceable: [] };
   for (const group of groupsOf(waiting)) {
     const net = totalsOf(group).netMinor;
     const first = group[0] as SettlementItem;
     if (net > 0) {
-      const batches = planGroup(group);
+      const batches = planGroup(group, maxLines);
       if (batches === undefined) plan.unplaceable.push({ partnerId: first.partnerId, clientId: first.clientId, currency: first.currency, entries: group.length });
       else plan.batches.push(...batches);
     } else if (net < 0) plan.owing.push(owingOf(group, -net));
@@ -112,35 +115,36 @@ function owingOf(group: readonly SettlementItem[], owedMinor: number): OwingGrou
 }
 
 /**
- * A group of net > 0 in batches of at most {@link MAX_ITEMS_PER_BATCH}, none of net < 0, that together hold every
- * entry of the group, so they pay exactly its net. One batch when the group fits in one (the usual case); else as
- * few batches as the lines need, balanced: the reversals first (largest first, each to the batch holding the
- * fewest), then the sales and reinstatements (largest first, each to the batch with the lowest net that has room).
- * Each batch lists its entries in ledger order. `undefined` when a batch would still be below 0 (a reversal larger
- * than what the lines of one batch cover): paying the rest would pay the merchant more than it earned, so the whole
- * group waits.
+ * A group of net > 0 in batches of at most `maxLines`, none of net < 0, that together hold every entry of the group,
+ * so they pay exactly its net. One batch when the group fits in one (the usual case). Else the first batch holds
+ * every reversal, filled with the oldest sales (or, if those do not cover the reversals, the largest), and the
+ * other sales follow in ledger order, `maxLines` a batch: 25,000 sales make 10,000 + 10,000 + 5,000. The first is
+ * written first; the others hold only sales, so any of them may be made or not without paying a merchant what a
+ * reversal takes back. `undefined` when the reversals are more, or larger, than one batch covers: the whole group
+ * waits. Each batch lists its entries in ledger order.
  */
-function planGroup(group: readonly SettlementItem[]): PlannedBatch[] | undefined {
-  const count = Math.ceil(group.length / MAX_ITEMS_PER_BATCH);
-  const chunks = Array.from({ length: count }, () => ({ items: [] as SettlementItem[], net: 0 }));
-  const byMagnitude = (a: SettlementItem, b: SettlementItem) => Math.abs(b.netMinor) - Math.abs(a.netMinor);
-  const add = (chunk: (typeof chunks)[number], item: SettlementItem) => {
-    chunk.items.push(item);
-    chunk.net += item.netMinor;
-  };
-  const withRoom = () => chunks.filter((chunk) => chunk.items.length < MAX_ITEMS_PER_BATCH);
-  for (const debit of group.filter((item) => item.netMinor < 0).sort(byMagnitude)) {
-    add(withRoom().reduce((least, chunk) => (chunk.items.length < least.items.length ? chunk : least)), debit);
-  }
-  for (const credit of group.filter((item) => item.netMinor >= 0).sort(byMagnitude)) {
-    add(withRoom().reduce((lowest, chunk) => (chunk.net < lowest.net ? chunk : lowest)), credit);
-  }
-  if (chunks.some((chunk) => chunk.net < 0)) return undefined;
-  return chunks.map(({ items }) => {
-    const ordered = [...items].sort(ledgerOrder);
-    const first = ordered[0] as SettlementItem;
-    return { partnerId: first.partnerId, clientId: first.clientId, currency: first.currency, items: ordered, totals: totalsOf(ordered) };
-  });
+function planGroup(group: readonly SettlementItem[], maxLines: number): PlannedBatch[] | undefined {
+  if (group.length <= maxLines) return [batchOf(group)];
+  const debits = group.filter((item) => item.netMinor < 0);
+  const credits = group.filter((item) => item.netMinor >= 0);
+  const room = maxLines - debits.length;
+  if (room <= 0) return undefined;
+  // The first batch pays something (a build of net 0 where the plan paid something is not made, decisions.md §7).
+  const covers = (sales: readonly SettlementItem[]) => totalsOf([...debits, ...sales]).netMinor > 0;
+  let first = credits.slice(0, room);
+  if (!covers(first)) first = [...credits].sort((a, b) => b.netMinor - a.netMinor).slice(0, room);
+  if (!covers(first)) return undefined;
+  const inFirst = new Set(first);
+  const rest = credits.filter((item) => !inFirst.has(item));
+  const batches = [batchOf([...debits, ...first])];
+  for (let start = 0; start < rest.length; start += maxLines) batches.push(batchOf(rest.slice(start, start + maxLines)));
+  return batches;
+}
+
+function batchOf(items: readonly SettlementItem[]): PlannedBatch {
+  const ordered = [...items].sort(ledgerOrder);
+  const first = ordered[0] as SettlementItem;
+  return { partnerId: first.partnerId, clientId: first.clientId, currency: first.currency, items: ordered, totals: totalsOf(ordered) };
 }
 
 export type RailName = 'railA' | 'railB';
@@ -155,8 +159,9 @@ export const BATCH_STATUSES = ['pending', 'sent', 'failed'] as const;
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
 
 /**
- * A settlement batch as stored: its lines (the ledger entries it settles) are kept on the batch as they were
- * when it was made, so its report never changes afterwards.
+ * A settlement batch as readers see it: its transactions (`transactionIds`, the sales it pays) and its other
+ * entries (`adjustments`: reversals and reinstatements) as they were when it was made, so its view and report never
+ * change afterwards; every line (for the report) is read apart, as `lineCount` lines.
  *
  * A payout holds the batch with a claim (`payoutClaim`) while it runs: taken by a conditional update (status
  * pending or failed, and no live claim), so two pays never reach the rail at once; it lapses at `expiresAt`,
@@ -167,7 +172,11 @@ export interface SettlementBatch {
   partnerId: string;
   clientId: string;
   currency: CurrencyCode;
-  lines: SettlementItem[];
+  /** The payments whose sale it settles (the spec's `transactionIds`): complete, in ledger order. */
+  transactionIds: string[];
+  /** Its entries that are not a settled payment's sale (reversals, reinstatements, a reversed payment's sale). */
+  adjustments: SettlementItem[];
+  lineCount: number;
   totals: SettlementTotals;
   status: BatchStatus;
   rail: RailName;
@@ -184,4 +193,30 @@ export interface SettlementBatch {
 export interface BatchFilters {
   status?: BatchStatus | undefined;
   clientId?: string | undefined;
+}
+
+/** What a batch of these lines shows: the payments it settles, and its other entries. */
+export function contentsOf(lines: readonly SettlementItem[]): Pick<SettlementBatch, 'transactionIds' | 'adjustments' | 'lineCount'> {
+  return {
+    transactionIds: lines.filter((line) => line.settlesTransaction).map((line) => line.svcTxId),
+    adjustments: lines.filter((line) => !line.settlesTransaction),
+    lineCount: lines.length,
+  };
+}
+
+/**
+ * A batch's life as stored: `building` (invisible: its lines are being reserved), then committed `pending` in one
+ * write, or `discarded` (a build that was cut off or lost its lines: they wait again).
+ */
+export type StoredBatchStatus = BatchStatus | 'building' | 'discarded';
+
+/**
+ * The settlement status of a transaction (or ledger entry) that a batch took: it follows the batch, so every line of
+ * a batch turns `queued` at the batch's commit and `paid` at its payout, all at once (docs/settlement.md). A line
+ * reserved by a batch still building, or discarded, is `unsettled`.
+ */
+export function lineSettlementStatus(batch: StoredBatchStatus | undefined): 'unsettled' | 'queued' | 'paid' {
+  if (batch === 'sent') return 'paid';
+  if (batch === 'pending' || batch === 'failed') return 'queued';
+  return 'unsettled';
 }

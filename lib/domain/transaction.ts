@@ -37,6 +37,8 @@ export interface Transaction {
   currency: CurrencyCode;
   status: TransactionStatus;
   settlementStatus: SettlementStatus;
+  /** The settlement batch that took it (building, committed or discarded): its settlement status follows that batch. */
+  batchId?: string;
   fees: FeeBreakdown | null;
   /** What the processor said of refunds and disputes (decisions.md §5a), merged from its events in any order. */
   reversals: ReversalFacts;

@@ -2,7 +2,7 @@
 import { disputedMinorOf, disputeStatusOf } from '../domain/ledger';
 import { type CurrencyCode, toMajorUnits } from '../domain/money';
 import { type Client, FLAT_FEE_CURRENCY, type Partner } from '../domain/partner';
-import type { SettlementBatch } from '../domain/settlement';
+import type { SettlementBatch, SettlementItem } from '../domain/settlement';
 import type { Transaction } from '../domain/transaction';
 import { batchReportContentDisposition, batchReportCsv, SETTLEMENT_REPORT_CONTENT_TYPE } from '../domain/settlement-report';
 import type { ApiKeySummary } from '../auth/api-keys';
@@ -118,10 +118,8 @@ export const presentBatch = (batch: SettlementBatch) => {
     partnerId: batch.partnerId,
     clientId: batch.clientId,
     currency: batch.currency,
-    transactionIds: batch.lines.filter((line) => line.settlesTransaction).map((line) => line.svcTxId),
-    adjustments: batch.lines
-      .filter((line) => !line.settlesTransaction)
-      .map((line) => ({
+    transactionIds: batch.transactionIds,
+    adjustments: batch.adjustments.map((line) => ({
         svcTxId: line.svcTxId,
         type: line.type,
         gross: money(line.grossMinor),
@@ -161,9 +159,9 @@ export const presentBalance = (balance: Balance) => {
 export const presentSettlementRun = (batches: SettlementBatch[]) => ({ created_batches: batches.length, batches: batches.map(presentBatch) });
 
 /** A batch's reconciliation report as the answer that downloads it (decisions.md §7). */
-export const presentBatchReport = (batch: SettlementBatch): HttpResult => ({
+export const presentBatchReport = ({ batch, lines }: { batch: SettlementBatch; lines: readonly SettlementItem[] }): HttpResult => ({
   status: 200,
-  text: batchReportCsv(batch),
+  text: batchReportCsv(batch, lines),
   contentType: SETTLEMENT_REPORT_CONTENT_TYPE,
   headers: { 'content-disposition': batchReportContentDisposition(batch) },
 });

@@ -3,7 +3,7 @@
  * settlement index of one partner, read in key order, each (client, currency) group summed as it passes. The same
  * entries a settlement run reads, so a balance and the next run never disagree on an amount.
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { currencyCode } from '../domain/money';
 import type { BalanceFilters, WaitingBalance } from '../use-cases/balances';
 import { documentClient } from './dynamo';
@@ -11,6 +11,8 @@ import { keys } from './keys';
 import { toEntry } from './ledger-entries';
 import { openListCursor, type Page, sealListCursor } from './paging';
 import { waitingQuery } from './settlement-waiting';
+import { listBuilds } from './settlements';
+import { queryAll } from './query-all';
 
 /** The key attributes a balances cursor carries: the last index item of the page's last group. */
 const CURSOR_KEYS = ['pk', 'sk', 'gsi3sk'];
@@ -18,12 +20,38 @@ const READ_SIZE = 1_000;
 /** Index items one page reads at most before it answers (it finishes the group it is in). */
 const MAX_ITEMS_READ = 20_000;
 
+/**
+ * What waits, in the settlement index's order from `startKey`: the waiting index, merged with the lines that builds
+ * in progress (or discarded, not yet released) have reserved, which wait until their batch is committed
+ * (docs/settlement.md). Builds are rare and short, so their lines are read whole.
+ */
+async function* waitingItems(partnerId: string, input: QueryCommandInput, startKey: Record<string, unknown> | undefined): AsyncGenerator<Record<string, unknown>> {
+  const after = (raw: Record<string, unknown>) => startKey === undefined || String(raw.gsi3sk) > String(startKey.gsi3sk);
+  const reserved: Record<string, unknown>[] = [];
+  for (const build of await listBuilds(partnerId)) {
+    const lines = await queryAll({ ...input, ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':pk': keys.settlementBuildPartition(build.id) } });
+    reserved.push(...lines.filter(after));
+  }
+  reserved.sort((a, b) => (String(a.gsi3sk) < String(b.gsi3sk) ? -1 : 1));
+  let next = 0;
+  let key = startKey;
+  do {
+    const page = await documentClient.send(new QueryCommand({ ...input, Limit: READ_SIZE, ExclusiveStartKey: key }));
+    for (const raw of page.Items ?? []) {
+      while (next < reserved.length && String(reserved[next]?.gsi3sk) < String(raw.gsi3sk)) yield reserved[next++] as Record<string, unknown>;
+      yield raw;
+    }
+    key = page.LastEvaluatedKey;
+  } while (key !== undefined);
+  while (next < reserved.length) yield reserved[next++] as Record<string, unknown>;
+}
+
 /** One partner's waiting balances, by client then currency, paged by group (`limit` groups at most). */
 export async function listBalances(partnerId: string, query: BalanceFilters): Promise<Page<WaitingBalance>> {
   const scope = JSON.stringify(['balances/v1', partnerId, query.clientId ?? null, query.currency ?? null, query.owingOnly === true]);
   const currency = query.currency === undefined ? [] : [{ expression: '#currency = :currency', names: { '#currency': 'currency' }, values: { ':currency': query.currency } }];
   const input = waitingQuery(partnerId, query.clientId, currency);
-  let startKey: Record<string, unknown> | undefined =
+  const startKey: Record<string, unknown> | undefined =
     query.cursor === undefined ? undefined : { gsi3pk: keys.settlementPartition(partnerId), ...(await openListCursor(scope, query.cursor, CURSOR_KEYS)) };
 
   type Group = { balance: WaitingBalance; last: Record<string, unknown> };
@@ -45,34 +73,30 @@ export async function listBalances(partnerId: string, query: BalanceFilters): Pr
     if (current !== undefined && !more) lastClosed = current.last;
     current = undefined;
   };
-  read: do {
-    const page = await documentClient.send(new QueryCommand({ ...input, Limit: READ_SIZE, ExclusiveStartKey: startKey }));
-    startKey = page.LastEvaluatedKey;
-    for (const raw of page.Items ?? []) {
-      itemsRead++;
-      const entry = toEntry(raw);
-      // A succeeded transaction without its split is paid nothing (settlement reports it): it adds nothing here.
-      if (entry === undefined) continue;
-      if (current === undefined || current.balance.clientId !== entry.clientId || current.balance.currency !== entry.currency) {
-        close();
-        if (more) break read;
-        if (itemsRead > MAX_ITEMS_READ && lastClosed !== undefined) {
-          bounded = true;
-          break read;
-        }
-        current = { balance: { clientId: entry.clientId, currency: currencyCode(entry.currency), creditsMinor: 0, debitsMinor: 0, owingSince: null }, last: raw };
+  for await (const raw of waitingItems(partnerId, input, startKey)) {
+    itemsRead++;
+    const entry = toEntry(raw);
+    // A succeeded transaction without its split is paid nothing (settlement reports it): it adds nothing here.
+    if (entry === undefined) continue;
+    if (current === undefined || current.balance.clientId !== entry.clientId || current.balance.currency !== entry.currency) {
+      close();
+      if (more) break;
+      if (itemsRead > MAX_ITEMS_READ && lastClosed !== undefined) {
+        bounded = true;
+        break;
       }
-      // By type (decisions.md §5a): sales and reinstatements pay the merchant, the rest are reversals (whose net a
-      // proportional rounding may make 0 or even +1 on a tiny refund step: it still counts as a reversal).
-      if (entry.type === 'transaction' || entry.type === 'dispute_reinstated') current.balance.creditsMinor += entry.netMinor;
-      else {
-        current.balance.debitsMinor -= entry.netMinor;
-        const since = current.balance.owingSince;
-        if (since === null || entry.createdAt < since) current.balance.owingSince = entry.createdAt;
-      }
-      current.last = raw;
+      current = { balance: { clientId: entry.clientId, currency: currencyCode(entry.currency), creditsMinor: 0, debitsMinor: 0, owingSince: null }, last: raw };
     }
-  } while (startKey !== undefined);
+    // By type (decisions.md §5a): sales and reinstatements pay the merchant, the rest are reversals (whose net a
+    // proportional rounding may make 0 or even +1 on a tiny refund step: it still counts as a reversal).
+    if (entry.type === 'transaction' || entry.type === 'dispute_reinstated') current.balance.creditsMinor += entry.netMinor;
+    else {
+      current.balance.debitsMinor -= entry.netMinor;
+      const since = current.balance.owingSince;
+      if (since === null || entry.createdAt < since) current.balance.owingSince = entry.createdAt;
+    }
+    current.last = raw;
+  }
   close();
   const lastGroup = groups.at(-1);
   const resumeAfter = more ? lastGroup?.last : bounded ? lastClosed : undefined;

@@ -10,7 +10,7 @@ import type { TableKey } from './keys';
 const KEYS_PER_CALL = 100;
 const MAX_TRIES = 6;
 
-export async function batchGetAll(keys: readonly TableKey[], projection?: string): Promise<Record<string, unknown>[]> {
+export async function batchGetAll(keys: readonly TableKey[], projection?: string, names?: Record<string, string>): Promise<Record<string, unknown>[]> {
   const found: Record<string, unknown>[] = [];
   for (let start = 0; start < keys.length; start += KEYS_PER_CALL) {
     let pending: Record<string, unknown>[] = keys.slice(start, start + KEYS_PER_CALL).map((key) => ({ ...key }));
@@ -19,7 +19,7 @@ export async function batchGetAll(keys: readonly TableKey[], projection?: string
       if (tries > 1) await sleep(20 * 2 ** tries);
       const result: BatchGetCommandOutput = await documentClient.send(
         new BatchGetCommand({
-          RequestItems: { [tableName]: { Keys: pending, ConsistentRead: true, ...(projection === undefined ? {} : { ProjectionExpression: projection }) } },
+          RequestItems: { [tableName]: { Keys: pending, ConsistentRead: true, ...(projection === undefined ? {} : { ProjectionExpression: projection }), ...(names === undefined ? {} : { ExpressionAttributeNames: names }) } },
         }),
       );
       found.push(...(result.Responses?.[tableName] ?? []));

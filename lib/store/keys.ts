@@ -281,9 +281,25 @@ export const keys = {
   }),
 
   settlementBatch: (batchId: string): TableKey => ({ pk: `BATCH#${batchId}`, sk: 'BATCH' }),
+  /**
+   * A batch's contents beside it, in chunks (docs/settlement.md): `IDS#<n>` its transaction ids, `ADJ#<n>` its other
+   * entries, `LINES#<n>` every line for the report. `ADJ#` < `BATCH` < `IDS#` < `LINES#`, so one Query from `ADJ#` to
+   * `IDS#~` reads the batch with what its view shows, and not the lines.
+   */
+  batchChunk: (batchId: string, kind: 'ADJ' | 'IDS' | 'LINES', n: number): TableKey => ({ pk: `BATCH#${batchId}`, sk: `${kind}#${String(n).padStart(5, '0')}` }),
+  /** gsi3 partition of the lines a building batch has reserved: out of the waiting index, not yet in a visible batch. */
+  settlementBuildPartition: (batchId: string) => `BUILD#${batchId}`,
+  /** gsi1 partition of a partner's batches still building or discarded (not yet released): the next run finds them here. */
+  settlementBuildsOf: (partnerId: string) => `BUILDS#${partnerId}`,
+  /** The lease that lets one run at a time build a group's batches (partner, client, currency). */
+  settlementGroup: (partnerId: string, clientId: string, currency: string): TableKey => ({ pk: `SETTLEGROUP#${partnerId}#${clientId}#${currency}`, sk: 'GROUP' }),
   /** gsi1 partition of a partner's batches; gsi2 partition of all batches. */
   settlementBatchesOf: (partnerId: string) => `BATCHES#${partnerId}`,
   allSettlementBatches: 'BATCHES',
+  settlementBuildIndex: (partnerId: string, batchId: string, createdAt: string): IndexKeys => ({
+    gsi1pk: keys.settlementBuildsOf(partnerId),
+    gsi1sk: timeOrdered(createdAt, batchId),
+  }),
   settlementBatchIndex: (partnerId: string, batchId: string, createdAt: string): IndexKeys => ({
     gsi1pk: keys.settlementBatchesOf(partnerId),
     gsi1sk: timeOrdered(createdAt, batchId),

@@ -34,6 +34,8 @@ export interface PageQuery<T> {
   limit: number;
   cursor?: string | undefined;
   newestFirst?: boolean;
+  /** A page also stops before its items pass `limit` bytes by `sizeOf` (at least one item): `limit` is then a maximum. */
+  maxBytes?: { limit: number; sizeOf: (raw: Record<string, unknown>) => number } | undefined;
   toItem: (raw: Record<string, unknown>) => T;
 }
 
@@ -131,6 +133,14 @@ function openCursor(key: Buffer, scope: string, cursor: string, names: string[])
 export const statusFilter = (status: string | undefined): PageQuery<unknown>['filter'] =>
   status === undefined ? undefined : { expression: '#status = :status', names: { '#status': 'status' }, values: { ':status': status } };
 
+/** The first items that fit in the byte budget (always the first one). */
+function withinBytes(items: Record<string, unknown>[], budget: PageQuery<unknown>['maxBytes']): Record<string, unknown>[] {
+  if (budget === undefined) return items;
+  let bytes = 0;
+  const fit = items.findIndex((item, i) => (bytes += budget.sizeOf(item)) > budget.limit && i > 0);
+  return fit === -1 ? items : items.slice(0, fit);
+}
+
 export async function queryPage<T>(query: PageQuery<T>): Promise<Page<T>> {
   const names = keyNames(query.index);
   const position = positionAttributes(query.index);
@@ -176,10 +186,10 @@ export async function queryPage<T>(query: PageQuery<T>): Promise<Page<T>> {
       break;
     }
   }
-  const pageItems = raw.slice(0, query.limit);
+  const pageItems = withinBytes(raw.slice(0, query.limit), query.maxBytes);
   const last = pageItems.at(-1);
   let nextCursor: string | null = null;
-  if (raw.length > query.limit && last !== undefined) {
+  if (raw.length > pageItems.length && last !== undefined) {
     nextCursor = sealCursor(await cursorKey(), scope, valuesAt(last));
   } else if (stoppedAt !== undefined) {
     // A very selective filter: the page is short, and the cursor continues where the reading stopped.

@@ -58,10 +58,10 @@ export function waitingQuery(partnerId: string, clientId: string | undefined, fi
 }
 
 /**
- * The waiting entries one run reads per partner: about 200 batches, more than one HTTP run writes in its time
- * (`npm run bench -- settlement`: ~850 transactions/s locally), within a scheduled run's 15 minutes.
+ * The waiting entries one run reads per partner: five full batches (decisions.md §7: 10,000 lines each), more than
+ * one HTTP run builds in its time, within a scheduled run's 15 minutes; about 50 MB in memory at most.
  */
-const MAX_WAITING_ENTRIES = 20_000;
+const MAX_WAITING_ENTRIES = 50_000;
 /** Items a Query evaluates per page (before the filter drops today's): a fixed size, so a cut-off never means tiny pages. */
 const PAGE_SIZE = 1_000;
 /** Reading stops with this much of the request's time left, so the run keeps time to write what it read. */

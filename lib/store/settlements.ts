@@ -1,25 +1,34 @@
 /**
- * Settlement batches, and the items waiting for one (docs/data-model.md: the sparse settlement index).
+ * Settlement batches, and how one of any size becomes visible at once (docs/settlement.md, decisions.md §7).
  *
- * Every write that moves money is one conditional transaction:
- * - a batch is created together with the flip of every line it takes out of the index (`unsettled -> queued`,
- *   each conditional on still being unsettled and in the index), so two concurrent runs can never put one
- *   transaction in two batches: the second run's transaction fails on the taken lines and names them;
- * - a payout is claimed by a conditional update (pending or failed, and no live claim), an admin's together with
- *   its audit event;
- * - a paid batch is recorded `sent` together with every line's `queued -> paid`, conditional on the claim.
+ * A batch is built invisibly, then committed by one conditional write:
+ * - `startBuild`: its record, `building`, in no list of batches;
+ * - `reserveLines`: each line moved by its own conditional write from the waiting index to the batch's build
+ *   partition, only if it still waits (so two runs can never put one line in two batches);
+ * - `commitBuild`: its contents written beside it, then one transaction makes it `pending` and visible, if it is
+ *   still the run's build and the run still holds the group's lease. A line's settlement status is read through its
+ *   batch (`lineSettlementStatus`), so every line turns `queued` at that write and `paid` at the payout's;
+ * - `discardBuild`: a build cut off or given up, its lines moved back to waiting, resumably.
+ * One run at a time builds a group (partner, client, currency): `claimGroup`, a lease.
+ *
+ * A payout is claimed by a conditional update (pending or failed, and no live claim), an admin's together with its
+ * audit event, and recorded `sent` or `failed` by one write conditional on the claim.
  */
-import { GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TransactionConflictException } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { AuditEvent } from '../domain/audit';
 import { currencyCode } from '../domain/money';
-import type { BatchFilters, BatchStatus, SettlementBatch, SettlementItem } from '../domain/settlement';
-import type { BatchWrite, PayoutClaim, PayoutRecord } from '../use-cases/ports/settlement-store';
+import { type BatchFilters, type BatchStatus, contentsOf, type SettlementBatch, type SettlementItem } from '../domain/settlement';
+import { inPool } from '../pool';
+import type { BuildRecord, GroupKey, PayoutClaim, PayoutRecord } from '../use-cases/ports/settlement-store';
 import { putAuditEvent } from './audit-events';
 import { cancelledItem, failedConditions, failedItem, isConditionFailure, writeIfCondition } from './conditions';
-import { documentClient, tableName } from './dynamo';
+import { documentClient, KeysLeftUnprocessed, tableName } from './dynamo';
 import { keys } from './keys';
 import { entryTableKey, SALE_KEY } from './ledger-entries';
 import { type Page, queryPage, statusFilter } from './paging';
+import { queryAll, queryPages } from './query-all';
 import { isConflictOnly, transactWrite } from './transact';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -52,89 +61,354 @@ function toLine(line: Record<string, unknown>): SettlementItem {
   };
 }
 
-const toBatch = (item: Record<string, unknown>): SettlementBatch => ({
-  id: item.id as string,
-  partnerId: item.partnerId as string,
-  clientId: item.clientId as string,
-  currency: currencyCode(item.currency as string),
-  lines: (item.lines as Record<string, unknown>[]).map(toLine),
-  totals: item.totals as SettlementBatch['totals'],
-  status: item.status as BatchStatus,
-  rail: item.rail as SettlementBatch['rail'],
-  transferId: (item.transferId as string | null | undefined) ?? null,
-  payoutClaim: (item.payoutClaim as SettlementBatch['payoutClaim'] | undefined) ?? null,
-  payoutAttempts: (item.payoutAttempts as number | undefined) ?? 0,
-  failureReason: (item.failureReason as string | null | undefined) ?? null,
-  createdAt: item.createdAt as string,
-  updatedAt: item.updatedAt as string,
-});
+/** A batch's view as stored: its record, with the chunks of its contents (or, written before them, its lines inline). */
+function toBatch(item: Record<string, unknown>, chunks: readonly Record<string, unknown>[] = []): SettlementBatch {
+  const contents = Array.isArray(item.lines)
+    ? contentsOf((item.lines as Record<string, unknown>[]).map(toLine))
+    : {
+        transactionIds: chunks.filter((chunk) => String(chunk.sk).startsWith('IDS#')).flatMap((chunk) => chunk.transactionIds as string[]),
+        adjustments: chunks.filter((chunk) => String(chunk.sk).startsWith('ADJ#')).flatMap((chunk) => (chunk.lines as Record<string, unknown>[]).map(toLine)),
+        lineCount: (item.lineCount as number | undefined) ?? 0,
+      };
+  return {
+    id: item.id as string,
+    partnerId: item.partnerId as string,
+    clientId: item.clientId as string,
+    currency: currencyCode(item.currency as string),
+    ...contents,
+    totals: item.totals as SettlementBatch['totals'],
+    status: item.status as BatchStatus,
+    rail: item.rail as SettlementBatch['rail'],
+    transferId: (item.transferId as string | null | undefined) ?? null,
+    payoutClaim: (item.payoutClaim as SettlementBatch['payoutClaim'] | undefined) ?? null,
+    payoutAttempts: (item.payoutAttempts as number | undefined) ?? 0,
+    failureReason: (item.failureReason as string | null | undefined) ?? null,
+    createdAt: item.createdAt as string,
+    updatedAt: item.updatedAt as string,
+  };
+}
+
+/** Chunk sizes: each item far below DynamoDB's 400 KB (an id ~40 bytes, a line ~400). */
+const IDS_PER_CHUNK = 5_000;
+const LINES_PER_CHUNK = 250;
+
+const isVisible = (status: unknown) => status !== 'building' && status !== 'discarded';
 
 /**
- * Writes a new batch and flips its lines `unsettled -> queued` (out of the index, `batchId` set) in one
- * transaction: at most 100 items, hence {@link MAX_ITEMS_PER_BATCH} lines. Each flip is conditional on the line
- * still waiting (and a transaction still `succeeded`: a refund that won the race keeps it out). `contended` is
- * DynamoDB's TransactionConflict cancelling the transaction past the quick retries.
+ * Starts a batch's build: its record, `building`, listed among the partner's builds (gsi1 `BUILDS#<partner>`) and in
+ * no list of batches, so no reader sees it; `build.runId` names the run that may commit it.
  */
-export async function createBatch(batch: SettlementBatch): Promise<BatchWrite> {
-  const items: TransactItem[] = [
-    {
-      Put: {
-        TableName: tableName,
-        Item: {
-          ...keys.settlementBatch(batch.id),
-          ...keys.settlementBatchIndex(batch.partnerId, batch.id, batch.createdAt),
-          entity: 'settlementBatch',
-          ...batch,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
+export async function startBuild(batch: SettlementBatch, runId: string): Promise<void> {
+  const { transactionIds: _ids, adjustments: _adjustments, ...record } = batch;
+  await documentClient.send(
+    new PutCommand({
+      TableName: tableName,
+      Item: { ...keys.settlementBatch(batch.id), ...keys.settlementBuildIndex(batch.partnerId, batch.id, batch.createdAt), entity: 'settlementBatch', ...record, status: 'building', build: { runId } },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+}
+
+/** Lines reserved per transaction (DynamoDB's limit is 100 items), transactions in flight, and tries of a slice. */
+const RESERVE_PER_WRITE = 100;
+const RESERVE_CONCURRENCY = 4;
+const RESERVE_TRIES = 5;
+
+/** A line's reservation: from the waiting index to the build's partition, if it still waits as the run read it. */
+function reservation(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdAt'>, line: SettlementItem): TransactItem {
+  return {
+    Update: {
+      TableName: tableName,
+      Key: entryTableKey(line),
+      UpdateExpression: 'SET gsi3pk = :build, batchId = :batchId, updatedAt = :now',
+      ConditionExpression:
+        line.key === SALE_KEY
+          ? `gsi3pk = :waiting AND settlementStatus = :unsettled AND #status ${line.settlesTransaction ? '=' : '<>'} :succeeded AND ${
+              (line.revision ?? 0) === 0 ? '(attribute_not_exists(revision) OR revision = :revision)' : 'revision = :revision'
+            }`
+          : 'gsi3pk = :waiting AND settlementStatus = :unsettled',
+      ...(line.key === SALE_KEY ? { ExpressionAttributeNames: { '#status': 'status' } } : {}),
+      ExpressionAttributeValues: {
+        ':build': keys.settlementBuildPartition(batch.id),
+        ':waiting': keys.settlementPartition(batch.partnerId),
+        ':unsettled': 'unsettled',
+        ':batchId': batch.id,
+        ':now': batch.createdAt,
+        ...(line.key === SALE_KEY ? { ':succeeded': 'succeeded', ':revision': line.revision ?? 0 } : {}),
       },
     },
-    ...batch.lines.map((line): TransactItem => ({
-      Update: {
-        TableName: tableName,
-        Key: entryTableKey(line),
-        UpdateExpression: 'SET settlementStatus = :queued, batchId = :batchId, updatedAt = :now REMOVE gsi3pk, gsi3sk',
-        // A sale is taken as read: a payment the batch pays (`transactionIds`) must still be `succeeded`, and one
-        // reversed meanwhile is settled beside its reversals instead (plan again).
-        // And on its revision as read: a refund or dispute since the read (which the run did not see) makes the run
-        // plan again, rather than pay the sale without the reversal.
-        ConditionExpression:
-          line.key === SALE_KEY
-            ? `settlementStatus = :unsettled AND attribute_exists(gsi3pk) AND #status ${line.settlesTransaction ? '=' : '<>'} :succeeded AND ${
-                (line.revision ?? 0) === 0 ? '(attribute_not_exists(revision) OR revision = :revision)' : 'revision = :revision'
-              }`
-            : 'settlementStatus = :unsettled AND attribute_exists(gsi3pk)',
-        ...(line.key === SALE_KEY ? { ExpressionAttributeNames: { '#status': 'status' } } : {}),
-        ExpressionAttributeValues: {
-          ':queued': 'queued',
-          ':unsettled': 'unsettled',
-          ':batchId': batch.id,
-          ':now': batch.createdAt,
-          ...(line.key === SALE_KEY ? { ':succeeded': 'succeeded', ':revision': line.revision ?? 0 } : {}),
+  };
+}
+
+/**
+ * Reserves lines for a building batch: each moves, on its own condition, from the waiting index
+ * (`SETTLE#<partner>`) to the batch's build partition (`BUILD#<batch>`), with `batchId` set. A line is reserved only
+ * if it still waits (so no line is ever in two batches) and, a sale, is as the run read it (still `succeeded` if
+ * the batch pays it, and no refund or dispute since: its revision). Returns the lines reserved; the others are left
+ * as they are (taken by another run, or changed: they wait for the next run).
+ *
+ * The writes go 100 to a transaction, for speed only (one request instead of a hundred): a transaction whose
+ * conditions fail on some lines is written again without them, and one that other writes keep cancelling is written
+ * line by line. Until the commit nothing reads the reservation as more than "waiting", so no atomicity is needed.
+ */
+export async function reserveLines(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdAt'>, lines: readonly SettlementItem[]): Promise<SettlementItem[]> {
+  const slices = Array.from({ length: Math.ceil(lines.length / RESERVE_PER_WRITE) }, (_, n) => lines.slice(n * RESERVE_PER_WRITE, (n + 1) * RESERVE_PER_WRITE));
+  const reserved = await inPool(slices, RESERVE_CONCURRENCY, async (slice) => {
+    let left = slice;
+    for (let tries = 1; left.length > 0 && tries <= RESERVE_TRIES; tries++) {
+      try {
+        await transactWrite(left.map((line) => reservation(batch, line)));
+        return left;
+      } catch (error) {
+        const failed = new Set(failedConditions(error));
+        if (failed.size > 0) left = left.filter((_, i) => !failed.has(i));
+        else if (!isConflictOnly(error)) throw error;
+        else await sleep(20 * tries);
+      }
+    }
+    return left.length === 0 ? [] : reserveOneByOne(batch, left);
+  });
+  return reserved.flat();
+}
+
+/** The lines of a slice that other writes kept cancelling, one conditional update each. */
+async function reserveOneByOne(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdAt'>, lines: readonly SettlementItem[]): Promise<SettlementItem[]> {
+  const reserved: SettlementItem[] = [];
+  for (const line of lines) {
+    try {
+      if (await writeIfCondition(documentClient.send(new UpdateCommand(reservation(batch, line).Update as never)))) reserved.push(line);
+    } catch (error) {
+      // An event's transaction on the line's item right now: it changes the line, so it is left for the next run.
+      if (!(error instanceof TransactionConflictException)) throw error;
+    }
+  }
+  return reserved;
+}
+
+/** Puts items with BatchWriteItem, 25 a call, asking again for what a call leaves unprocessed. */
+async function putAll(items: Record<string, unknown>[]): Promise<void> {
+  await inPool(
+    Array.from({ length: Math.ceil(items.length / 25) }, (_, i) => items.slice(i * 25, i * 25 + 25)),
+    4,
+    async (slice) => {
+      let pending = slice.map((Item) => ({ PutRequest: { Item } }));
+      for (let tries = 1; pending.length > 0; tries++) {
+        if (tries > 8) throw new KeysLeftUnprocessed(`BatchWriteItem left ${pending.length} items unprocessed`);
+        if (tries > 1) await sleep(20 * 2 ** tries);
+        const result = await documentClient.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
+        pending = (result.UnprocessedItems?.[tableName] ?? []) as typeof pending;
+      }
+    },
+  );
+}
+
+/** A batch's contents as chunk items: its transaction ids, its other entries, and every line. */
+function contentChunks(batch: SettlementBatch, lines: readonly SettlementItem[]): Record<string, unknown>[] {
+  const chunks: Record<string, unknown>[] = [];
+  const slices = <T>(all: readonly T[], size: number) => Array.from({ length: Math.ceil(all.length / size) }, (_, n) => all.slice(n * size, n * size + size));
+  slices(batch.transactionIds, IDS_PER_CHUNK).forEach((transactionIds, n) => chunks.push({ ...keys.batchChunk(batch.id, 'IDS', n), entity: 'batchChunk', transactionIds }));
+  slices(batch.adjustments, LINES_PER_CHUNK).forEach((adjustments, n) => chunks.push({ ...keys.batchChunk(batch.id, 'ADJ', n), entity: 'batchChunk', lines: adjustments }));
+  slices(lines, LINES_PER_CHUNK).forEach((slice, n) => chunks.push({ ...keys.batchChunk(batch.id, 'LINES', n), entity: 'batchChunk', lines: slice }));
+  return chunks;
+}
+
+/**
+ * Commits a built batch: its contents written beside it (invisible: nothing reads a building batch's chunks), then
+ * one conditional transaction makes it `pending` and lists it with the partner's batches, on two conditions: it is
+ * still this run's build (a run that took over a lapsed build discards it instead), and this run still holds the
+ * group's lease. From that write on, the batch is visible whole and every line it reserved reads `queued` (a line's
+ * settlement status follows its batch). `lost`: nothing committed; the build is the caller's to discard.
+ */
+export async function commitBuild(batch: SettlementBatch, lines: readonly SettlementItem[], runId: string, group: GroupKey): Promise<'committed' | 'lost'> {
+  await putAll(contentChunks(batch, lines));
+  const index = keys.settlementBatchIndex(batch.partnerId, batch.id, batch.createdAt);
+  try {
+    await transactWrite([
+      {
+        Update: {
+          TableName: tableName,
+          Key: keys.settlementBatch(batch.id),
+          UpdateExpression:
+            'SET #status = :pending, totals = :totals, lineCount = :lineCount, transactionCount = :transactionCount, adjustmentCount = :adjustmentCount, gsi1pk = :gsi1pk, gsi1sk = :gsi1sk, gsi2pk = :gsi2pk, gsi2sk = :gsi2sk REMOVE build',
+          ConditionExpression: '#status = :building AND build.runId = :runId',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':pending': 'pending',
+            ':building': 'building',
+            ':runId': runId,
+            ':totals': batch.totals,
+            ':lineCount': lines.length,
+            ':transactionCount': batch.transactionIds.length,
+            ':adjustmentCount': batch.adjustments.length,
+            ':gsi1pk': index.gsi1pk,
+            ':gsi1sk': index.gsi1sk,
+            ':gsi2pk': index.gsi2pk,
+            ':gsi2sk': index.gsi2sk,
+          },
         },
       },
-    })),
-  ];
-  try {
-    await transactWrite(items);
-    return { outcome: 'created' };
+      { ConditionCheck: { TableName: tableName, Key: groupKey(group), ConditionExpression: 'lease.runId = :runId', ExpressionAttributeValues: { ':runId': runId } } },
+    ]);
+    return 'committed';
   } catch (error) {
-    if (isConflictOnly(error)) return { outcome: 'contended' };
-    const failed = failedConditions(error);
-    // Item 0 is the batch itself (a fresh UUID: never taken); the lines follow it.
-    const taken = failed.filter((index) => index > 0).map((index) => batch.lines[index - 1] as SettlementItem);
-    if (taken.length === 0) throw error;
-    return { outcome: 'taken', taken };
+    if (isConditionFailure(error)) return 'lost';
+    throw error;
   }
 }
 
-export async function getBatch(batchId: string): Promise<SettlementBatch | undefined> {
-  const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.settlementBatch(batchId), ConsistentRead: true }));
-  return Item === undefined ? undefined : toBatch(Item);
+/** One partner's builds (gsi1 `BUILDS#<partner>`): usually none. */
+export async function listBuilds(partnerId: string): Promise<BuildRecord[]> {
+  const items = await queryAll({
+    TableName: tableName,
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.settlementBuildsOf(partnerId) },
+  });
+  return items.map((item) => ({
+    id: item.id as string,
+    partnerId: item.partnerId as string,
+    clientId: item.clientId as string,
+    currency: item.currency as string,
+    status: item.status as BuildRecord['status'],
+    discardedAt: (item.discardedAt as string | undefined) ?? null,
+  }));
 }
 
-/** One partner's batches, or (no partner) every partner's; newest first, filtered, paged. */
-export function listBatches(partnerId: string | undefined, filters: BatchFilters, page: { limit: number; cursor?: string | undefined }): Promise<Page<SettlementBatch>> {
+/**
+ * Discards a build (or goes on discarding one): the record `discarded` first (a committed batch is left alone:
+ * `committed`), then every line it reserved moved back to the waiting index, each on its own condition (still this
+ * batch's). Resumable: a discard cut off is done again by the next run. The record stays among the partner's builds
+ * until {@link forgetBuild}, so that a line a lapsed run reserved after the release is released by the next discard.
+ */
+export async function discardBuild(build: Pick<BuildRecord, 'id' | 'partnerId'>, now: string): Promise<'discarded' | 'committed'> {
+  const marked = await writeIfCondition(
+    documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.settlementBatch(build.id),
+        UpdateExpression: 'SET #status = :discarded, discardedAt = if_not_exists(discardedAt, :now), updatedAt = :now REMOVE build',
+        ConditionExpression: '#status IN (:building, :discarded)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':discarded': 'discarded', ':building': 'building', ':now': now },
+      }),
+    ),
+  );
+  if (!marked) return 'committed';
+  const reserved = queryPages({
+    TableName: tableName,
+    IndexName: 'gsi3',
+    KeyConditionExpression: 'gsi3pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.settlementBuildPartition(build.id) },
+    ProjectionExpression: 'pk, sk',
+  });
+  for await (const page of reserved) {
+    await inPool(page, RESERVE_CONCURRENCY, (item) =>
+      writeIfCondition(
+        documentClient.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { pk: item.pk, sk: item.sk },
+            UpdateExpression: 'SET gsi3pk = :waiting, updatedAt = :now REMOVE batchId',
+            ConditionExpression: 'batchId = :batchId AND gsi3pk = :build',
+            ExpressionAttributeValues: { ':waiting': keys.settlementPartition(build.partnerId), ':batchId': build.id, ':build': keys.settlementBuildPartition(build.id), ':now': now },
+          }),
+        ),
+      ),
+    );
+  }
+  return 'discarded';
+}
+
+/** A discarded build, released, taken off the partner's builds (it stays as a record no list shows). */
+export async function forgetBuild(buildId: string): Promise<void> {
+  await writeIfCondition(
+    documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.settlementBatch(buildId),
+        UpdateExpression: 'REMOVE gsi1pk, gsi1sk',
+        ConditionExpression: '#status = :discarded',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':discarded': 'discarded' },
+      }),
+    ),
+  );
+}
+
+const groupKey = (group: GroupKey) => keys.settlementGroup(group.partnerId, group.clientId, group.currency);
+
+/**
+ * Takes a group's lease for a run (none held, or lapsed, or already this run's): one run at a time builds a group's
+ * batches. `false`: another run holds it.
+ */
+export function claimGroup(group: GroupKey, runId: string, expiresAt: string, now: string): Promise<boolean> {
+  return writeIfCondition(
+    documentClient.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: groupKey(group),
+        UpdateExpression: 'SET lease = :lease',
+        ConditionExpression: 'attribute_not_exists(lease) OR lease.expiresAt < :now OR lease.runId = :runId',
+        ExpressionAttributeValues: { ':lease': { runId, expiresAt }, ':now': now, ':runId': runId },
+      }),
+    ),
+  );
+}
+
+/** Gives a group's lease back, if this run still holds it. */
+export async function releaseGroup(group: GroupKey, runId: string): Promise<void> {
+  await writeIfCondition(
+    documentClient.send(
+      new UpdateCommand({ TableName: tableName, Key: groupKey(group), UpdateExpression: 'REMOVE lease', ConditionExpression: 'lease.runId = :runId', ExpressionAttributeValues: { ':runId': runId } }),
+    ),
+  );
+}
+
+/** The records and view chunks of a batch's partition (`ADJ#` to `IDS#~`: not its lines). */
+function batchItems(batchId: string): Promise<Record<string, unknown>[]> {
+  return queryAll({
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: { ':pk': keys.settlementBatch(batchId).pk, ':from': 'ADJ#', ':to': 'IDS#~' },
+    ConsistentRead: true,
+  });
+}
+
+/** A visible batch (committed), with its view; `undefined` for none, or one still building or discarded. */
+export async function getBatch(batchId: string): Promise<SettlementBatch | undefined> {
+  const items = await batchItems(batchId);
+  const record = items.find((item) => item.sk === keys.settlementBatch(batchId).sk);
+  if (record === undefined || !isVisible(record.status)) return undefined;
+  return toBatch(record, items);
+}
+
+/** Every line of a batch, in its order (its report). */
+export async function batchLines(batchId: string): Promise<SettlementItem[]> {
+  const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.settlementBatch(batchId), ConsistentRead: true, ProjectionExpression: '#lines', ExpressionAttributeNames: { '#lines': 'lines' } }));
+  if (Array.isArray(Item?.lines)) return (Item.lines as Record<string, unknown>[]).map(toLine);
+  const chunks = await queryAll({
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :lines)',
+    ExpressionAttributeValues: { ':pk': keys.settlementBatch(batchId).pk, ':lines': 'LINES#' },
+    ConsistentRead: true,
+  });
+  return chunks.flatMap((chunk) => (chunk.lines as Record<string, unknown>[]).map(toLine));
+}
+
+/**
+ * The bytes a batch's view takes in a page, about (its ids and adjustments dominate): a page stops before it
+ * passes {@link PAGE_BYTES}, below Lambda's 6 MB response, whatever the batches' sizes (decisions.md §7).
+ */
+const viewBytes = (item: Record<string, unknown>) =>
+  Array.isArray(item.lines)
+    ? 1_000 + 400 * item.lines.length
+    : 1_000 + 45 * ((item.transactionCount as number | undefined) ?? 0) + 400 * ((item.adjustmentCount as number | undefined) ?? 0);
+export const PAGE_BYTES = 4_000_000;
+/** Batches whose views are read at once for a page. */
+const VIEW_READS = 8;
+
+/** One partner's batches, or (no partner) every partner's; newest first, filtered, paged, each page under {@link PAGE_BYTES}. */
+export async function listBatches(partnerId: string | undefined, filters: BatchFilters, page: { limit: number; cursor?: string | undefined }): Promise<Page<SettlementBatch>> {
   const status = statusFilter(filters.status);
   const filter =
     filters.clientId === undefined
@@ -144,16 +418,20 @@ export function listBatches(partnerId: string | undefined, filters: BatchFilters
           names: { ...status?.names, '#clientId': 'clientId' },
           values: { ...status?.values, ':clientId': filters.clientId },
         };
-  return queryPage({
+  const records = await queryPage({
     ...(partnerId === undefined
       ? { index: 'gsi2' as const, partition: keys.allSettlementBatches }
       : { index: 'gsi1' as const, partition: keys.settlementBatchesOf(partnerId) }),
     filter,
     ...page,
-    toItem: toBatch,
+    maxBytes: { limit: PAGE_BYTES, sizeOf: viewBytes },
+    toItem: (item) => item,
   });
+  const items = await inPool(records.items, VIEW_READS, async (record) =>
+    Array.isArray(record.lines) || record.lineCount === undefined ? toBatch(record) : toBatch(record, await batchItems(record.id as string)),
+  );
+  return { items, nextCursor: records.nextCursor };
 }
-
 
 /** The claim's update: a `pending` or `failed` batch with no live claim (none, or one whose lease ended). */
 const claimUpdate = (batchId: string, claim: { id: string; expiresAt: string }, now: string) => ({
@@ -175,13 +453,20 @@ const claimUpdate = (batchId: string, claim: { id: string; expiresAt: string }, 
 export async function claimPayout(batchId: string, claim: { id: string; expiresAt: string }, now: string, audit?: AuditEvent): Promise<PayoutClaim> {
   if (audit !== undefined) return claimPayoutAudited(batchId, claim, now, audit);
   try {
-    const { Attributes } = await documentClient.send(new UpdateCommand({ ...claimUpdate(batchId, claim, now), ReturnValues: 'ALL_NEW' }));
-    return { outcome: 'claimed', batch: toBatch(Attributes ?? {}) };
+    await documentClient.send(new UpdateCommand(claimUpdate(batchId, claim, now)));
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
     const old = failedItem(error);
-    return { outcome: 'refused', batch: old === undefined ? undefined : toBatch(old) };
+    return { outcome: 'refused', batch: old === undefined || !isVisible(old.status) ? undefined : toBatch(old) };
   }
+  return claimed(batchId);
+}
+
+/** The batch as claimed, with its view (while the claim is live only its holder changes the batch). */
+async function claimed(batchId: string): Promise<PayoutClaim> {
+  const batch = await getBatch(batchId);
+  if (batch === undefined) throw new Error(`batch ${batchId} claimed but not found`);
+  return { outcome: 'claimed', batch };
 }
 
 /**
@@ -194,11 +479,9 @@ async function claimPayoutAudited(batchId: string, claim: { id: string; expiresA
   } catch (error) {
     if (!failedConditions(error).includes(0)) throw error;
     const old = cancelledItem(error, 0);
-    return { outcome: 'refused', batch: old === undefined ? undefined : toBatch(old) };
+    return { outcome: 'refused', batch: old === undefined || !isVisible(old.status) ? undefined : toBatch(old) };
   }
-  const batch = await getBatch(batchId);
-  if (batch === undefined) throw new Error(`batch ${batchId} claimed but not found`);
-  return { outcome: 'claimed', batch };
+  return claimed(batchId);
 }
 
 /** Gives a claim back without a payout attempt (the payee may not be paid now): only the claim goes. */
@@ -230,32 +513,22 @@ const endOfClaim = (batch: SettlementBatch, claimId: string, set: string, values
 
 
 /**
- * The payout made: the batch `sent` with its transfer, and every line `queued -> paid`, in one transaction
- * (100 items at most: the batch and its ≤ 99 lines).
+ * The payout made: the batch `sent` with its transfer, on the claim. One write whatever the batch's size: its lines
+ * read `paid` from that write on (a line's settlement status follows its batch).
  */
 export async function recordPayoutSent(batch: SettlementBatch, claimId: string, transferId: string | null, now: string): Promise<PayoutRecord> {
-  const items: TransactItem[] = [
-    endOfClaim(batch, claimId, '#status = :sent, transferId = :transferId, failureReason = :none, failureDetail = :none', {
-      ':sent': 'sent',
-      ':transferId': transferId,
-      ':none': null,
-      ':now': now,
-    }),
-    ...batch.lines.map((line): TransactItem => ({
-      Update: {
-        TableName: tableName,
-        Key: entryTableKey(line),
-        UpdateExpression: 'SET settlementStatus = :paid, updatedAt = :now',
-        ConditionExpression: 'settlementStatus = :queued AND batchId = :batchId',
-        ExpressionAttributeValues: { ':paid': 'paid', ':queued': 'queued', ':batchId': batch.id, ':now': now },
-      },
-    })),
-  ];
   try {
-    await transactWrite(items);
+    await transactWrite([
+      endOfClaim(batch, claimId, '#status = :sent, transferId = :transferId, failureReason = :none, failureDetail = :none', {
+        ':sent': 'sent',
+        ':transferId': transferId,
+        ':none': null,
+        ':now': now,
+      }),
+    ]);
     return 'recorded';
   } catch (error) {
-    if (failedConditions(error).includes(0)) return 'claim-lost';
+    if (isConditionFailure(error)) return 'claim-lost';
     throw error;
   }
 }

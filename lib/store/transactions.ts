@@ -12,6 +12,8 @@ import { IntentAlreadyLinked, TransactionExists, TransactionStateConflict } from
 import { completionItem } from './idempotency';
 import { documentClient, tableName } from './dynamo';
 import { keys, TRANSACTION_LIST_SHARDS } from './keys';
+import { batchGetAll } from './batch-get';
+import { lineSettlementStatus, type StoredBatchStatus } from '../domain/settlement';
 import { type ListSource, type Page, queryPage, queryShardedPage, shardedSources } from './paging';
 import { toPartner } from './partners';
 import { transactWrite } from './transact';
@@ -29,6 +31,7 @@ const toTransaction = (item: Record<string, unknown>): Transaction => ({
   currency: currencyCode(item.currency as string),
   status: item.status as TransactionStatus,
   settlementStatus: item.settlementStatus as Transaction['settlementStatus'],
+  ...(typeof item.batchId === 'string' ? { batchId: item.batchId } : {}),
   fees: (item.fees as Transaction['fees'] | undefined) ?? null,
   // An item written before the ledger has no facts: what its status says was reversed, whole.
   reversals: (item.reversals as ReversalFacts | undefined) ?? legacyFacts(item.status as TransactionStatus, item.amountMinor as number),
@@ -144,6 +147,19 @@ export async function createTransaction(tx: Transaction, completion?: FoldedComp
   }
   if (completion !== undefined) completion.committed = true;
   return tx;
+}
+
+/**
+ * The transactions with the settlement status their batches give them (docs/settlement.md: a line's status follows
+ * its batch, so all of a batch's lines turn `queued` at its commit and `paid` at its payout, at once): one read of
+ * the batches' records for the lot.
+ */
+export async function withSettlementStatus(transactions: Transaction[]): Promise<Transaction[]> {
+  const batchIds = [...new Set(transactions.flatMap((tx) => (tx.batchId === undefined ? [] : [tx.batchId])))];
+  if (batchIds.length === 0) return transactions;
+  const records = await batchGetAll(batchIds.map(keys.settlementBatch), 'id, #status', { '#status': 'status' });
+  const statusOf = new Map(records.map((record) => [record.id as string, record.status as StoredBatchStatus]));
+  return transactions.map((tx) => (tx.batchId === undefined ? tx : { ...tx, settlementStatus: lineSettlementStatus(statusOf.get(tx.batchId)) }));
 }
 
 export async function getTransaction(svcTxId: string): Promise<Transaction | undefined> {

@@ -4,17 +4,16 @@
  * tells the whole story; the invariants are kept by the store's conditional transactions (`lib/store/settlements.ts`).
  */
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { timeLeftMs } from '../deadline';
 import { newAuditEvent } from '../domain/audit';
 import { assertActsFor, type Caller } from '../domain/caller';
 import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
-import { type BatchFilters, type OwingGroup, planBatches, type PlannedBatch, railFor, type SettlementBatch, type SettlementItem } from '../domain/settlement';
+import { type BatchFilters, contentsOf, type OwingGroup, planBatches, type PlannedBatch, railFor, type SettlementBatch, type SettlementItem, totalsOf } from '../domain/settlement';
 import { countMetric, logger } from '../observability';
 import type { PayoutRails } from './ports/payouts';
 import type { PayeeReader } from './ports/partner-readers';
-import type { AuditLog, PartnerDirectory, SettlementStore } from './ports/settlement-store';
+import type { AuditLog, GroupKey, PartnerDirectory, SettlementStore } from './ports/settlement-store';
 import type { Page } from '../domain/page';
 
 export interface SettlementDeps {
@@ -26,6 +25,12 @@ export interface SettlementDeps {
   rails: PayoutRails;
   /** `day_boundary`: created before 00:00 UTC today; `now`: every succeeded transaction (decisions.md §1). */
   cutoff: 'day_boundary' | 'now';
+  /**
+   * How long a run holds a group's lease without renewing it (`SETTLEMENT_GROUP_LEASE_SECONDS`): it renews it before
+   * each slice of lines it reserves, so a run cut off frees its group this long after, and the next run discards
+   * what it left.
+   */
+  groupLeaseMs: number;
   now: () => Date;
 }
 
@@ -40,8 +45,8 @@ export interface RunScope {
  * answers with the batches it made instead of being cut off mid-way (what it left waits for the next run).
  */
 const RUN_RESERVE_MS = 3_000;
-/** Batches of one partner written at once. */
-const WRITE_CONCURRENCY = 4;
+/** Groups of one partner built at once. */
+const GROUP_CONCURRENCY = 4;
 
 /** The instant before which a succeeded transaction is eligible. */
 export function cutoffOf(mode: SettlementDeps['cutoff'], now: Date): string {
@@ -75,9 +80,8 @@ export async function runSettlementFor(deps: SettlementDeps, caller: Caller, que
 }
 
 /**
- * One settlement run: every eligible item of the scope planned into batches (`planBatches`) and each batch
- * written with its lines' flips in one transaction. A batch that loses lines to a concurrent run is planned
- * again without them. Returns the batches this run created.
+ * One settlement run: every eligible item of the scope planned into batches (`planBatches`), each group's built
+ * under its lease and each batch committed in one write (`buildBatch`). Returns the batches this run created.
  *
  * A failure is contained to its partner (a read) or its batch (a write): logged and counted, the rest of the run
  * goes on, and what failed still waits for the next run. Only a run that failed without creating anything fails
@@ -86,6 +90,7 @@ export async function runSettlementFor(deps: SettlementDeps, caller: Caller, que
 export async function runSettlement(deps: SettlementDeps, scope: RunScope): Promise<SettlementBatch[]> {
   const now = deps.now();
   const cutoff = cutoffOf(deps.cutoff, now);
+  const runId = randomUUID();
   const created: SettlementBatch[] = [];
   const owing: OwingGroup[] = [];
   const failures: unknown[] = [];
@@ -94,7 +99,7 @@ export async function runSettlement(deps: SettlementDeps, scope: RunScope): Prom
     for await (const partnerId of partnerIds) {
       if (!hasTimeFor()) break;
       try {
-        const { outcomes, owing: partnerOwing } = await settlePartner(deps, partnerId, scope.clientId, cutoff, now);
+        const { outcomes, owing: partnerOwing } = await settlePartner(deps, partnerId, scope.clientId, cutoff, now, runId);
         owing.push(...partnerOwing);
         for (const outcome of outcomes) {
           if (outcome.status === 'fulfilled') created.push(...outcome.value);
@@ -119,7 +124,8 @@ export async function runSettlement(deps: SettlementDeps, scope: RunScope): Prom
   return created;
 }
 
-async function settlePartner(deps: SettlementDeps, partnerId: string, clientId: string | undefined, cutoff: string, now: Date) {
+async function settlePartner(deps: SettlementDeps, partnerId: string, clientId: string | undefined, cutoff: string, now: Date, runId: string) {
+  await tidyBuilds(deps, partnerId, clientId, now, runId);
   const waiting = await deps.settlements.listWaiting(partnerId, clientId, cutoff);
   if (waiting.withoutFees.length > 0) {
     logger.error('Succeeded transactions without a fee split are left out of settlement', { partnerId, svcTxIds: waiting.withoutFees.slice(0, 20) });
@@ -130,7 +136,7 @@ async function settlePartner(deps: SettlementDeps, partnerId: string, clientId: 
     logger.info('Merchant owes money: no batch until its sales cover it', { partnerId, clientId: group.clientId, currency: group.currency, owedMinor: group.owedMinor, since: group.since });
   }
   if (plan.unplaceable.length > 0) {
-    logger.error('A reversal larger than one batch of sales covers: its merchant waits whole', { partnerId, groups: plan.unplaceable });
+    logger.error('Reversals larger than one batch of sales covers: their merchant waits whole', { partnerId, groups: plan.unplaceable });
     countMetric('SettlementGroupsUnplaceable', plan.unplaceable.length);
   }
   const byGroup = new Map<string, PlannedBatch[]>();
@@ -140,27 +146,96 @@ async function settlePartner(deps: SettlementDeps, partnerId: string, clientId: 
   }
   const groups = [...byGroup.values()];
   const outcomes: PromiseSettledResult<SettlementBatch[]>[] = [];
-  for (let start = 0; start < groups.length && hasTimeFor(); start += WRITE_CONCURRENCY) {
-    outcomes.push(...(await Promise.allSettled(groups.slice(start, start + WRITE_CONCURRENCY).map((group) => writeGroup(deps, group, now)))));
+  for (let start = 0; start < groups.length && hasTimeFor(); start += GROUP_CONCURRENCY) {
+    outcomes.push(...(await Promise.allSettled(groups.slice(start, start + GROUP_CONCURRENCY).map((group) => settleGroup(deps, group, now, runId)))));
   }
   return { outcomes, owing: plan.owing };
 }
 
+/** Lines reserved between two renewals of the lease. */
+const RESERVE_SLICE = 1_000;
+
+const leaseUntil = (deps: SettlementDeps) => new Date(deps.now().getTime() + deps.groupLeaseMs).toISOString();
+const groupOf = (batch: GroupKey): GroupKey => ({ partnerId: batch.partnerId, clientId: batch.clientId, currency: batch.currency });
+const claimGroup = (deps: SettlementDeps, group: GroupKey, runId: string) => deps.settlements.claimGroup(group, runId, leaseUntil(deps), deps.now().toISOString());
+
 /**
- * The batches of one group (client, currency), one after another, those holding reversals first: a group of more
- * than one batch is paid its net only if all of them are written as planned, so the first that is not (lines taken
- * by another run meanwhile, a write given up) stops the rest, which wait for the next run. Otherwise a merchant
- * could be paid the batches of its sales while the one deducting its refunds was dropped.
+ * What killed or overtaken runs left of the partner's builds (usually nothing): each one whose group no live run
+ * holds is discarded, its lines waiting again, before this run reads what waits. A discarded build, released, is
+ * forgotten once no run can still be reserving lines for it (a lease after its discard).
  */
-async function writeGroup(deps: SettlementDeps, group: PlannedBatch[], now: Date): Promise<SettlementBatch[]> {
-  const reversalsFirst = [...group].sort((a, b) => Number(b.items.some((item) => item.netMinor < 0)) - Number(a.items.some((item) => item.netMinor < 0)));
-  const written: SettlementBatch[] = [];
-  for (const plan of reversalsFirst) {
-    const [batch] = await writeBatch(deps, plan, now);
-    if (batch !== undefined) written.push(batch);
-    if (batch === undefined || batch.lines.length !== plan.items.length) break;
+async function tidyBuilds(deps: SettlementDeps, partnerId: string, clientId: string | undefined, now: Date, runId: string): Promise<void> {
+  for (const build of await deps.settlements.listBuilds(partnerId)) {
+    if (clientId !== undefined && build.clientId !== clientId) continue;
+    if (!(await claimGroup(deps, groupOf(build), runId))) continue;
+    try {
+      const outcome = await deps.settlements.discardBuild(build, deps.now().toISOString());
+      if (build.status === 'building') {
+        countMetric('SettlementBuildsDiscarded');
+        logger.warn('A settlement build left by a run that was cut off is discarded: its lines wait again', { batchId: build.id, partnerId, clientId: build.clientId });
+      }
+      if (outcome === 'discarded' && build.discardedAt !== null && now.getTime() - Date.parse(build.discardedAt) > deps.groupLeaseMs) {
+        await deps.settlements.forgetBuild(build.id);
+      }
+    } finally {
+      await deps.settlements.releaseGroup(groupOf(build), runId);
+    }
   }
-  return written;
+}
+
+/**
+ * The batches of one group (client, currency), under its lease (another run building it: this run leaves it), one
+ * after another, the one holding reversals first (`planBatches`): the first that is not made as planned (lines
+ * taken or changed meanwhile, a build lost) stops the rest, which wait for the next run.
+ */
+async function settleGroup(deps: SettlementDeps, plans: PlannedBatch[], now: Date, runId: string): Promise<SettlementBatch[]> {
+  const group = groupOf(plans[0] as PlannedBatch);
+  if (!(await claimGroup(deps, group, runId))) {
+    countMetric('SettlementGroupsBusy');
+    return [];
+  }
+  try {
+    const written: SettlementBatch[] = [];
+    for (const plan of plans) {
+      if (!hasTimeFor()) break;
+      const batch = await buildBatch(deps, plan, now, runId);
+      if (batch !== undefined) written.push(batch);
+      if (batch === undefined || batch.lineCount !== plan.items.length) break;
+    }
+    return written;
+  } finally {
+    await deps.settlements.releaseGroup(group, runId);
+  }
+}
+
+/**
+ * One batch built invisibly and committed in one write (docs/settlement.md): started `building`, its lines reserved
+ * slice by slice (the group's lease renewed before each), then committed with the lines it got. Lines taken or
+ * changed meanwhile are left out; if what it got nets below zero (or to zero where the plan paid something), or the build was lost (its lease lapsed
+ * and another run took the group), it is discarded and its lines wait again. A build cut off by a failure is left
+ * `building`: the next run discards it once the lease lapses. Returns the batch made, if any.
+ */
+async function buildBatch(deps: SettlementDeps, plan: PlannedBatch, now: Date, runId: string): Promise<SettlementBatch | undefined> {
+  const batch = newBatch(plan, now);
+  const group = groupOf(plan);
+  const discard = async () => {
+    await deps.settlements.discardBuild(batch, deps.now().toISOString());
+    countMetric('SettlementBuildsDiscarded');
+    return undefined;
+  };
+  await deps.settlements.startBuild(batch, runId);
+  const reserved: SettlementItem[] = [];
+  for (let start = 0; start < plan.items.length; start += RESERVE_SLICE) {
+    if (!(await claimGroup(deps, group, runId))) return discard();
+    reserved.push(...(await deps.settlements.reserveLines(batch, plan.items.slice(start, start + RESERVE_SLICE))));
+  }
+  if (reserved.length < plan.items.length) countMetric('SettlementLinesTakenByAnotherRun', plan.items.length - reserved.length);
+  const totals = totalsOf(reserved);
+  // Never a negative payout; and a batch planned to pay something that lost lines down to nothing is not made.
+  if (reserved.length === 0 || totals.netMinor < 0 || (totals.netMinor === 0 && plan.totals.netMinor > 0)) return discard();
+  const made: SettlementBatch = { ...batch, ...contentsOf(reserved), totals };
+  if ((await deps.settlements.commitBuild(made, reserved, runId, group)) === 'lost') return discard();
+  return made;
 }
 
 /** How long a merchant may owe money before an operator is told (decisions.md §5a): an alarm in AWS. */
@@ -180,38 +255,7 @@ function countOwing(owing: readonly OwingGroup[], now: Date) {
 
 const hasTimeFor = () => (timeLeftMs() ?? Number.POSITIVE_INFINITY) > RUN_RESERVE_MS;
 
-/** Tries of one batch that other writes keep cancelling (beyond the store's quick retries), with a growing pause. */
-const CONTENDED_TRIES = 5;
-const contentionPause = (tries: number) => sleep(50 * tries + Math.random() * 100);
-
-/**
- * Writes one planned batch; lines taken meanwhile by another run are dropped and the rest planned again; a write
- * cancelled by concurrent writes is tried again a few times, then left for the next run.
- */
-async function writeBatch(deps: SettlementDeps, plan: PlannedBatch, now: Date): Promise<SettlementBatch[]> {
-  let next: PlannedBatch | undefined = plan;
-  let contended = 0;
-  while (next !== undefined && hasTimeFor()) {
-    const batch = newBatch(next, now);
-    const write = await deps.settlements.createBatch(batch);
-    if (write.outcome === 'created') return [batch];
-    if (write.outcome === 'contended') {
-      countMetric('SettlementBatchWritesContended');
-      // Given up: a failure of this run (counted, and a run that made nothing answers 503); the lines still wait.
-      if (++contended >= CONTENDED_TRIES) throw errors.contended();
-      await contentionPause(contended);
-      continue;
-    }
-    countMetric('SettlementLinesTakenByAnotherRun', write.taken.length);
-    const taken = new Set(write.taken.map(lineId));
-    // Each such round drops at least one line; what is left is one group, so one batch at most.
-    next = planBatches(next.items.filter((line) => !taken.has(lineId(line)))).batches[0];
-  }
-  return [];
-}
-
-const lineId = (line: SettlementItem) => `${line.svcTxId}#${line.key}`;
-
+/** A planned batch as a batch record: its lines are the build's to reserve, its contents set when committed. */
 function newBatch(plan: PlannedBatch, now: Date): SettlementBatch {
   const at = now.toISOString();
   return {
@@ -219,7 +263,9 @@ function newBatch(plan: PlannedBatch, now: Date): SettlementBatch {
     partnerId: plan.partnerId,
     clientId: plan.clientId,
     currency: plan.currency,
-    lines: plan.items,
+    transactionIds: [],
+    adjustments: [],
+    lineCount: 0,
     totals: plan.totals,
     status: 'pending',
     rail: railFor(plan.currency),
@@ -250,3 +296,9 @@ export function listBatchesFor(
   return deps.settlements.listBatches(caller.kind === 'partner' ? caller.partner.partnerId : partnerId, filters, page);
 }
 
+
+/** A batch the caller may see, with every line (its report). */
+export async function batchReportFor(deps: SettlementDeps, caller: Caller, batchId: string): Promise<{ batch: SettlementBatch; lines: SettlementItem[] }> {
+  const batch = await getBatchFor(deps, caller, batchId);
+  return { batch, lines: await deps.settlements.batchLines(batch.id) };
+}

@@ -350,10 +350,13 @@ async function applyIntentOutcome(deps: TransactionDeps, transaction: Transactio
 }
 
 /** GET /transactions/{svc_tx_id}: the reconcile-by-`svc_tx_id` read (404 for another partner's). */
-export const getTransactionFor = (deps: TransactionStoreDeps, caller: Caller, svcTxId: string) => visibleTransaction(deps.transactions, caller, svcTxId);
+export const getTransactionFor = async (deps: TransactionStoreDeps, caller: Caller, svcTxId: string) => {
+  const [tx] = await deps.transactions.withSettlementStatus([await visibleTransaction(deps.transactions, caller, svcTxId)]);
+  return tx as Transaction;
+};
 
 /** A partner key lists its own partner; a platform key lists all, or one partner with `partner_id`. */
-export function listTransactionsFor(
+export async function listTransactionsFor(
   deps: TransactionStoreDeps,
   caller: Caller,
   partnerId: string | undefined,
@@ -361,7 +364,8 @@ export function listTransactionsFor(
   page: { limit: number; cursor?: string | undefined },
 ) {
   assertActsFor(caller, partnerId);
-  return deps.transactions.listTransactions(caller.kind === 'partner' ? caller.partner.partnerId : partnerId, filters, page);
+  const found = await deps.transactions.listTransactions(caller.kind === 'partner' ? caller.partner.partnerId : partnerId, filters, page);
+  return { ...found, items: await deps.transactions.withSettlementStatus(found.items) };
 }
 
 /**

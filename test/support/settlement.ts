@@ -2,7 +2,15 @@
  * Settlement fixtures: transactions brought to a final status the way production does it (a pending transaction
  * with its intent, then the processor's signed event through the local API), and the sandbox rails' records.
  */
+import { randomUUID } from 'node:crypto';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../../lib/config';
+import { computeFees } from '../../lib/domain/fees';
+import { currencyCode } from '../../lib/domain/money';
+import { documentClient, tableName } from '../../lib/store/dynamo';
+import { keys } from '../../lib/store/keys';
+import { transactionItem } from '../../lib/store/transactions';
+import { transactionFixture } from './transactions';
 import type { Transaction } from '../../lib/domain/transaction';
 import type { TestApi } from './api';
 import { dispute, eventBody, intentObject, pendingTransaction, refundedCharge, signed } from './processor-events';
@@ -80,4 +88,43 @@ export async function railTransfers(rail: 'a' | 'b', batchId: string): Promise<R
 export async function failNextPayout(rail: 'a' | 'b'): Promise<void> {
   const response = await fetch(`${railBase(rail)}/fail-next`, { method: 'POST' });
   if (!response.ok) throw new Error(`fail-next refused: ${response.status}`);
+}
+
+/**
+ * `count` succeeded, unsettled payments of one merchant, written straight to the table in the exact shape the
+ * service writes on success (the transaction, its fee split, its place in the settlement index), created one second
+ * apart from `from` (yesterday's noon): for runs over thousands of payments, which the API would take minutes to make.
+ * Returns their ids, oldest first.
+ */
+export async function seedWaitingPayments(payee: { partnerId: string; clientId: string }, count: number, options: { currency?: string; from?: string } = {}): Promise<string[]> {
+  const currency = currencyCode(options.currency ?? 'EUR');
+  const from = Date.parse(options.from ?? yesterday());
+  const fees = { processorFeePercent: config.PROCESSOR_FEE_PERCENT, serviceFeePercent: 1, clientFeePercent: null, flatUsdCents: null };
+  const items = Array.from({ length: count }, (_, i) => {
+    const createdAt = new Date(from + i * 1000).toISOString();
+    const amountMinor = 1000 + (i % 500);
+    const tx = transactionFixture({
+      svcTxId: `svc_seed_${randomUUID().replaceAll('-', '')}`,
+      partnerId: payee.partnerId,
+      clientId: payee.clientId,
+      createdAt,
+      amountMinor,
+      currency,
+      status: 'succeeded',
+      fees: computeFees(amountMinor, currency, fees),
+    });
+    return { ...transactionItem(tx), ...keys.settlementIndex(tx.partnerId, tx.clientId, tx.currency, tx.createdAt, tx.svcTxId) };
+  });
+  await inParallel(
+    Array.from({ length: Math.ceil(items.length / 25) }, (_, i) => items.slice(i * 25, i * 25 + 25)),
+    8,
+    async (slice) => {
+      let pending: Array<Record<string, unknown>> = slice.map((Item) => ({ PutRequest: { Item } }));
+      while (pending.length > 0) {
+        const { UnprocessedItems } = await documentClient.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending as never } }));
+        pending = (UnprocessedItems?.[tableName] ?? []) as Array<Record<string, unknown>>;
+      }
+    },
+  );
+  return items.map((item) => item.svcTxId);
 }

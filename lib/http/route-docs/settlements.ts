@@ -9,12 +9,13 @@ export const runSettlementDoc: RouteDoc = {
   summary: 'Run settlement: batch the eligible transactions',
   description: prose`
     Groups the waiting ledger entries of the scope into new \`pending\` batches, one per partner, client and currency
-    (at most 99 entries a batch; a larger group becomes several that together pay its net). Eligible: the entries of
+    (up to 10,000 entries a batch; a larger group becomes batches of 10,000 and a remainder, that together pay its
+    net). Eligible: the entries of
     payments created before 00:00 UTC today: each succeeded payment's sale (its \`transactionIds\`, while still
     \`succeeded\`), and every refund, dispute, dispute fee and reinstatement waiting (listed in \`adjustments\`). A
-    merchant whose waiting entries net to zero or less gets no batch: it owes (see \`GET /balances\`). Each batch and
-    the move of its entries to \`queued\` are written atomically; concurrent runs never put one entry in two batches. No
-    body.
+    merchant whose waiting entries net to zero or less gets no batch: it owes (see \`GET /balances\`). A batch appears
+    whole, all its transactions \`queued\` at once, or not at all; concurrent runs never put one entry in two
+    batches. No body.
 
     Scope: a partner key settles its own partner (a \`partner_id\` naming another is 403 API_KEY_SCOPE_FORBIDDEN); a
     platform key settles every partner, or the one \`partner_id\` names (404 PARTNER_NOT_FOUND if unknown).

@@ -9,11 +9,19 @@ import type { Page } from '../../domain/page';
 import type { BatchFilters, SettlementBatch, SettlementItem } from '../../domain/settlement';
 import type { PartnerReader } from './partner-readers';
 
-/**
- * `created`; `taken`: lines another run took first (nothing written: plan again without them); `contended`:
- * other writes kept cancelling the write past the store's quick retries (nothing written: try again later).
- */
-export type BatchWrite = { outcome: 'created' } | { outcome: 'taken'; taken: SettlementItem[] } | { outcome: 'contended' };
+/** The key of a group's lease: one run at a time builds the batches of a partner's client in one currency. */
+export interface GroupKey {
+  partnerId: string;
+  clientId: string;
+  currency: string;
+}
+
+/** A batch still building, or discarded and not yet released: what a run finds of a build cut off or given up. */
+export interface BuildRecord extends GroupKey {
+  id: string;
+  status: 'building' | 'discarded';
+  discardedAt: string | null;
+}
 
 /** `claimed` (the batch as it now is), or `refused` with the batch as it was (`undefined`: no such batch). */
 export type PayoutClaim = { outcome: 'claimed'; batch: SettlementBatch } | { outcome: 'refused'; batch: SettlementBatch | undefined };
@@ -35,8 +43,30 @@ export interface SettlementStore {
    * is left out waits for the next run.
    */
   listWaiting(partnerId: string, clientId: string | undefined, cutoff: string | undefined): Promise<WaitingRead>;
-  /** Writes the batch and takes its lines out of waiting, atomically: no line is ever in two batches. */
-  createBatch(batch: SettlementBatch): Promise<BatchWrite>;
+  /** Starts a batch's build: its record, `building`, invisible to every reader, committable by `runId` only. */
+  startBuild(batch: SettlementBatch, runId: string): Promise<void>;
+  /**
+   * Reserves lines for a building batch, each by its own conditional write: only a line still waiting, and a sale as
+   * the run read it. Returns those reserved; no line is ever reserved by two batches.
+   */
+  reserveLines(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdAt'>, lines: readonly SettlementItem[]): Promise<SettlementItem[]>;
+  /**
+   * Writes a built batch's contents, then makes it `pending` and visible in one conditional write (still this run's
+   * build, and the group's lease still this run's). `lost`: nothing visible; the caller discards the build.
+   */
+  commitBuild(batch: SettlementBatch, lines: readonly SettlementItem[], runId: string, group: GroupKey): Promise<'committed' | 'lost'>;
+  /** A partner's builds left building or discarded (usually none). */
+  listBuilds(partnerId: string): Promise<BuildRecord[]>;
+  /** Discards a build (resumably): `discarded`, its lines waiting again; a batch committed meanwhile is left alone. */
+  discardBuild(build: Pick<BuildRecord, 'id' | 'partnerId'>, now: string): Promise<'discarded' | 'committed'>;
+  /** Takes a released discarded build off the partner's builds. */
+  forgetBuild(buildId: string): Promise<void>;
+  /** Takes (or renews) a group's lease until `expiresAt`: none held, lapsed, or already this run's. */
+  claimGroup(group: GroupKey, runId: string, expiresAt: string, now: string): Promise<boolean>;
+  /** Gives a group's lease back, if still this run's. */
+  releaseGroup(group: GroupKey, runId: string): Promise<void>;
+  /** Every line of a batch, in its order (its report). */
+  batchLines(batchId: string): Promise<SettlementItem[]>;
   getBatch(batchId: string): Promise<SettlementBatch | undefined>;
   /** One partner's batches, or (no partner) every partner's; newest first, filtered, paged. */
   listBatches(partnerId: string | undefined, filters: BatchFilters, page: { limit: number; cursor?: string | undefined }): Promise<Page<SettlementBatch>>;
@@ -47,7 +77,7 @@ export interface SettlementStore {
   claimPayout(batchId: string, claim: { id: string; expiresAt: string }, now: string, audit?: AuditEvent): Promise<PayoutClaim>;
   /** Gives a claim back without a payout attempt: only the claim goes. */
   releasePayoutClaim(batch: SettlementBatch, claimId: string, now: string): Promise<void>;
-  /** The payout made: the batch `sent` with its transfer and every line paid, atomically, on the claim. */
+  /** The payout made: the batch `sent` with its transfer, on the claim (its lines read `paid` with it). */
   recordPayoutSent(batch: SettlementBatch, claimId: string, transferId: string | null, now: string): Promise<PayoutRecord>;
   /** The payout refused, or its outcome unknown: `failed`, with the reason partners see and the detail operators do. */
   recordPayoutFailed(batch: SettlementBatch, claimId: string, failure: { reason: string; detail: string }, now: string): Promise<PayoutRecord>;

@@ -44,4 +44,6 @@ export interface TransactionStore {
     filters: TransactionFilters,
     page: { limit: number; cursor?: string | undefined },
   ): Promise<Page<Transaction>>;
+  /** The transactions with the settlement status their batches give them (a line's status follows its batch). */
+  withSettlementStatus(transactions: Transaction[]): Promise<Transaction[]>;
 }

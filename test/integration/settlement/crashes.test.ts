@@ -198,8 +198,8 @@ describe('a backlog larger than one run reads', () => {
 
     // Reading stopped after three entries, inside the merchant's one group: the run settles its oldest payments up to
     // the last one it read (whose entries may go on past the cut), and the next run reads the rest whole.
-    expect(first.map((batch) => batch.lines.length)).toEqual([2]);
-    expect(second.map((batch) => batch.lines.length)).toEqual([3]);
+    expect(first.map((batch) => batch.lineCount)).toEqual([2]);
+    expect(second.map((batch) => batch.lineCount)).toEqual([3]);
     expect(third).toEqual([]);
     expect(first[0]?.totals.grossMinor).toBe(1000 + 1001);
     expect(second[0]?.totals.grossMinor).toBe(1002 + 1003 + 1004);

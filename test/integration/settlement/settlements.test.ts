@@ -92,7 +92,7 @@ describe('POST /settlements/run', () => {
     expect(second.body).toEqual({ created_batches: 0, batches: [] });
   }, TEST_TIMEOUT_MS);
 
-  it('splits a group larger than 99 transactions into batches of at most 99, and 5 concurrent runs place each transaction in exactly one batch', async () => {
+  it('settles a group of 230 transactions in one batch (decisions.md §7), and 5 concurrent runs place each transaction in exactly one batch', async () => {
     const { partner, clientIds } = await freshPartner();
     const payee = { partnerId: partner.partnerId, clientId: clientIds[0] as string };
     const eligible = await inParallel(Array.from({ length: 230 }, (_, i) => 100 + i), 8, (amountMinor) =>
@@ -106,8 +106,8 @@ describe('POST /settlements/run', () => {
     const placed: string[] = batches.flatMap((batch: { transactionIds: string[] }) => batch.transactionIds);
     expect(placed).toHaveLength(eligible.length);
     expect(new Set(placed)).toEqual(new Set(eligible.map((tx) => tx.svcTxId)));
-    expect(batches.every((batch: { transactionIds: string[] }) => batch.transactionIds.length <= 99)).toBe(true);
-    expect(batches.length).toBeGreaterThanOrEqual(3);
+    expect(batches).toHaveLength(1);
+    expect(new Set(await Promise.all(eligible.map(async (tx) => (await readTx(partner, tx)).body.settlementStatus)))).toEqual(new Set(['queued']));
     const listed = await suite.api.read(partner, '/settlements?limit=200');
     expect(listed.body.items.map((batch: { id: string }) => batch.id).sort()).toEqual(batches.map((batch: { id: string }) => batch.id).sort());
   }, TEST_TIMEOUT_MS);
@@ -423,7 +423,7 @@ describe('reversals after settlement (refunds and chargebacks as ledger entries,
     expect((await readTx(partner, even)).body.settlementStatus).toBe('paid');
   }, TEST_TIMEOUT_MS);
 
-  it('splits a group past 99 entries into batches that together pay exactly its net, none below zero, a payment refunded before settlement settled with its refund', async () => {
+  it('settles a group of 101 entries in one batch that pays exactly its net, a payment refunded before settlement settled with its refund', async () => {
     // Arrange: 99 sales, and a payment refunded before any run: 101 entries in one group (decisions.md §5a)
     const { partner, clientIds } = await freshPartner();
     const payee = { partnerId: partner.partnerId, clientId: clientIds[0] as string };
@@ -440,7 +440,7 @@ describe('reversals after settlement (refunds and chargebacks as ledger entries,
 
     // Assert
     const refundedShown = (await readTx(partner, refunded)).body;
-    expect(ran.body.created_batches).toBe(2);
+    expect(ran.body.created_batches).toBe(1);
     expect(batches.flatMap((batch) => batch.transactionIds).sort()).toEqual(sales.map((tx) => tx.svcTxId).sort());
     expect(batches.flatMap((batch) => batch.adjustments).sort((a, b) => a.type.localeCompare(b.type))).toEqual([
       reversalOf(refundedShown, 'refund'),
@@ -449,7 +449,7 @@ describe('reversals after settlement (refunds and chargebacks as ledger entries,
     expect(batches.every((batch) => batch.totalNet >= 0)).toBe(true);
     const totalNet = batches.reduce((sum, batch) => sum + cents(batch.totalNet), 0);
     expect(totalNet).toBe(cents(Number(before[0]?.next_payout_estimate)));
-    expect(paid.map((answer) => answer.status)).toEqual([200, 200]);
+    expect(paid.map((answer) => answer.status)).toEqual([200]);
     const transfers = (await Promise.all(batches.map((batch) => railTransfers('a', batch.id)))).flat();
     expect(transfers.reduce((sum, transfer) => sum + cents(transfer.amount), 0)).toBe(totalNet);
     expect(refundedShown).toMatchObject({ status: 'refunded', settlementStatus: 'paid' });

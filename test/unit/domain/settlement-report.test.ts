@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { CURRENCY_EXPONENTS, type CurrencyCode, MAX_MINOR_UNITS, currencyCode, currencyExponent } from '../../../lib/domain/money';
 import { ENTRY_TYPES, type EntryType } from '../../../lib/domain/ledger';
-import { type SettlementBatch, type SettlementItem, totalsOf } from '../../../lib/domain/settlement';
+import { contentsOf, type SettlementBatch, type SettlementItem, totalsOf } from '../../../lib/domain/settlement';
 import {
   SETTLEMENT_REPORT_CONTENT_TYPE,
   batchReportContentDisposition,
@@ -37,13 +37,14 @@ function line(type: EntryType, currency: string, fields: Partial<SettlementItem>
   };
 }
 
+/** A committed batch of `lines` as readers see it: its contents and totals built from them, the lines read apart. */
 function batchOf(lines: SettlementItem[], currency = lines[0]?.currency ?? currencyCode('USD')): SettlementBatch {
   return {
     id: 'stl_0123456789abcdefghjkmnpq',
     partnerId: 'ptr_1',
     clientId: 'cli_1',
     currency,
-    lines,
+    ...contentsOf(lines),
     totals: totalsOf(lines),
     status: 'pending',
     rail: 'railA',
@@ -56,9 +57,12 @@ function batchOf(lines: SettlementItem[], currency = lines[0]?.currency ?? curre
   };
 }
 
+/** The report of a batch of `lines`, as the report's use case builds it: the batch, and its lines read apart. */
+const reportOf = (lines: SettlementItem[], currency?: CurrencyCode) => batchReportCsv(batchOf(lines, currency), lines);
+
 /** The partner_reference cell of a one-line USD batch whose reference is `reference`. */
 function referenceCell(reference: string): string {
-  const csv = batchReportCsv(batchOf([line('transaction', 'USD', { partnerReference: reference, grossMinor: 100, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: 100 })]));
+  const csv = reportOf([line('transaction', 'USD', { partnerReference: reference, grossMinor: 100, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: 100 })]);
   const row = csv.slice(HEADER.length + 2, csv.indexOf('\r\ntotal,'));
   const prefix = 'transaction,svc_tx_a,';
   const suffix = ',2026-03-01T10:00:00.000Z,USD,1.00,0.00,0.00,1.00';
@@ -69,7 +73,7 @@ function referenceCell(reference: string): string {
 describe('batchReportCsv', () => {
   it('writes a USD batch: header, a transaction row, a refund row (negative), the total row, CRLF after each', () => {
     // Arrange
-    const batch = batchOf([
+    const lines = [
       line('transaction', 'USD', { svcTxId: 'svc_tx_a', partnerReference: 'order-1', grossMinor: 1230, processorFeeMinor: 36, platformFeeMinor: 18, netMinor: 1176 }),
       line('refund', 'USD', {
         svcTxId: 'svc_tx_b',
@@ -80,10 +84,11 @@ describe('batchReportCsv', () => {
         platformFeeMinor: -5,
         netMinor: -495,
       }),
-    ]);
+    ];
+    const batch = batchOf(lines);
 
     // Act
-    const csv = batchReportCsv(batch);
+    const csv = batchReportCsv(batch, lines);
 
     // Assert
     expect(csv).toBe(
@@ -92,6 +97,28 @@ describe('batchReportCsv', () => {
         'refund,svc_tx_b,order-0,2026-03-02T09:00:00.000Z,USD,-5.00,0.00,-0.05,-4.95\r\n' +
         'total,,,,USD,7.30,0.36,0.13,6.81\r\n',
     );
+  });
+
+  it('writes a row for every line it is given, the sales the batch pays included, not only the batch`s adjustments', () => {
+    // Arrange: two paid sales and a refund; the batch itself lists the sales as transaction ids, the refund as an adjustment.
+    const lines = [
+      line('transaction', 'USD', { svcTxId: 'svc_tx_a', grossMinor: 1000, processorFeeMinor: 30, platformFeeMinor: 20, netMinor: 950 }),
+      line('transaction', 'USD', { svcTxId: 'svc_tx_b', grossMinor: 2000, processorFeeMinor: 60, platformFeeMinor: 40, netMinor: 1900 }),
+      line('refund', 'USD', { svcTxId: 'svc_tx_a', grossMinor: -500, processorFeeMinor: -15, platformFeeMinor: -10, netMinor: -475 }),
+    ];
+    const batch = batchOf(lines);
+    expect([batch.transactionIds, batch.adjustments.map((it) => it.type), batch.lineCount]).toEqual([['svc_tx_a', 'svc_tx_b'], ['refund'], 3]);
+
+    // Act
+    const rows = batchReportCsv(batch, lines).split('\r\n');
+
+    // Assert
+    expect(rows.slice(1, -1)).toEqual([
+      'transaction,svc_tx_a,order-1,2026-03-01T10:00:00.000Z,USD,10.00,0.30,0.20,9.50',
+      'transaction,svc_tx_b,order-1,2026-03-01T10:00:00.000Z,USD,20.00,0.60,0.40,19.00',
+      'refund,svc_tx_a,order-1,2026-03-01T10:00:00.000Z,USD,-5.00,-0.15,-0.10,-4.75',
+      'total,,,,USD,25.00,0.75,0.50,23.75',
+    ]);
   });
 
   it('writes each ledger entry as a row of its own type: the sale, a refund, a chargeback, the dispute fee and a reinstatement', () => {
@@ -103,10 +130,10 @@ describe('batchReportCsv', () => {
       ['dispute_fee', { grossMinor: 0, processorFeeMinor: 1_500, platformFeeMinor: 0, netMinor: -1_500 }],
       ['dispute_reinstated', { grossMinor: 8_000, processorFeeMinor: 232, platformFeeMinor: 240, netMinor: 7_528 }],
     ];
-    const batch = batchOf(entries.map(([type, amounts], i) => line(type, 'EUR', { ...amounts, createdAt: `2026-03-0${i + 1}T10:00:00.000Z` })));
+    const lines = entries.map(([type, amounts], i) => line(type, 'EUR', { ...amounts, createdAt: `2026-03-0${i + 1}T10:00:00.000Z` }));
 
     // Act
-    const csv = batchReportCsv(batch);
+    const csv = reportOf(lines);
 
     // Assert
     expect(csv).toBe(
@@ -121,39 +148,39 @@ describe('batchReportCsv', () => {
   });
 
   it('writes amounts with exactly the currency’s decimals: JPY none, KWD three', () => {
-    const jpy = batchOf([line('transaction', 'JPY', { grossMinor: 1000, processorFeeMinor: 29, platformFeeMinor: 15, netMinor: 956 })]);
-    const kwd = batchOf([line('transaction', 'KWD', { grossMinor: 1234, processorFeeMinor: 36, platformFeeMinor: 5, netMinor: 1193 })]);
+    const jpy = [line('transaction', 'JPY', { grossMinor: 1000, processorFeeMinor: 29, platformFeeMinor: 15, netMinor: 956 })];
+    const kwd = [line('transaction', 'KWD', { grossMinor: 1234, processorFeeMinor: 36, platformFeeMinor: 5, netMinor: 1193 })];
 
-    expect(batchReportCsv(jpy)).toBe(
+    expect(reportOf(jpy)).toBe(
       `${HEADER}\r\ntransaction,svc_tx_a,order-1,2026-03-01T10:00:00.000Z,JPY,1000,29,15,956\r\ntotal,,,,JPY,1000,29,15,956\r\n`,
     );
-    expect(batchReportCsv(kwd)).toBe(
+    expect(reportOf(kwd)).toBe(
       `${HEADER}\r\ntransaction,svc_tx_a,order-1,2026-03-01T10:00:00.000Z,KWD,1.234,0.036,0.005,1.193\r\ntotal,,,,KWD,1.234,0.036,0.005,1.193\r\n`,
     );
   });
 
   it('writes the largest amounts exactly, digit for digit, where dividing a double would not', () => {
     // (9007199254740990 / 100).toFixed(2) is "90071992547409.91"; (2^53 - 1) / 1000 rounds to ….990.
-    const usd = batchOf([line('transaction', 'USD', { grossMinor: MAX_MINOR_UNITS, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: 9_007_199_254_740_990 })]);
-    const kwd = batchOf([line('transaction', 'KWD', { grossMinor: -Number.MAX_SAFE_INTEGER, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: Number.MAX_SAFE_INTEGER })]);
+    const usd = [line('transaction', 'USD', { grossMinor: MAX_MINOR_UNITS, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: 9_007_199_254_740_990 })];
+    const kwd = [line('transaction', 'KWD', { grossMinor: -Number.MAX_SAFE_INTEGER, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: Number.MAX_SAFE_INTEGER })];
 
-    expect(batchReportCsv(usd)).toContain(',USD,999999.99,0.00,0.00,90071992547409.90\r\n');
-    expect(batchReportCsv(kwd)).toContain(',KWD,-9007199254740.991,0.000,0.000,9007199254740.991\r\n');
+    expect(reportOf(usd)).toContain(',USD,999999.99,0.00,0.00,90071992547409.90\r\n');
+    expect(reportOf(kwd)).toContain(',KWD,-9007199254740.991,0.000,0.000,9007199254740.991\r\n');
   });
 
   it('writes the total row from the batch’s stored totals', () => {
-    const batch = { ...batchOf([line('transaction', 'USD', { grossMinor: 100, processorFeeMinor: 3, platformFeeMinor: 2, netMinor: 95 })]) };
-    batch.totals = { grossMinor: 1, processorFeesMinor: 2, platformFeesMinor: 3, netMinor: -4 };
+    const lines = [line('transaction', 'USD', { grossMinor: 100, processorFeeMinor: 3, platformFeeMinor: 2, netMinor: 95 })];
+    const batch = { ...batchOf(lines), totals: { grossMinor: 1, processorFeesMinor: 2, platformFeesMinor: 3, netMinor: -4 } };
 
-    expect(batchReportCsv(batch).endsWith('total,,,,USD,0.01,0.02,0.03,-0.04\r\n')).toBe(true);
+    expect(batchReportCsv(batch, lines).endsWith('total,,,,USD,0.01,0.02,0.03,-0.04\r\n')).toBe(true);
   });
 
   it('refuses an amount that is not a safe integer of minor units instead of writing a wrong one', () => {
-    const fractional = batchOf([line('transaction', 'USD', { grossMinor: 12.5, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: 0 })]);
-    const huge = batchOf([line('transaction', 'USD', { grossMinor: 1e21, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: 0 })]);
+    const fractional = [line('transaction', 'USD', { grossMinor: 12.5, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: 0 })];
+    const huge = [line('transaction', 'USD', { grossMinor: 1e21, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: 0 })];
 
-    expect(() => batchReportCsv(fractional)).toThrow(RangeError);
-    expect(() => batchReportCsv(huge)).toThrow(RangeError);
+    expect(() => reportOf(fractional)).toThrow(RangeError);
+    expect(() => reportOf(huge)).toThrow(RangeError);
   });
 
   it.each([
@@ -194,22 +221,22 @@ describe('batchReportCsv', () => {
     ['🙂=1', '🙂=1'],
   ])('writes the text %j in svc_tx_id and partner_reference as the field %j', (text, field) => {
     // Arrange
-    const batch = batchOf([line('transaction', 'USD', { svcTxId: text, partnerReference: text, grossMinor: 100, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: 100 })]);
+    const lines = [line('transaction', 'USD', { svcTxId: text, partnerReference: text, grossMinor: 100, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: 100 })];
 
     // Act
-    const csv = batchReportCsv(batch);
+    const csv = batchReportCsv(batchOf(lines), lines);
 
     // Assert
     expect(csv).toBe(`${HEADER}\r\ntransaction,${field},${field},2026-03-01T10:00:00.000Z,USD,1.00,0.00,0.00,1.00\r\ntotal,,,,USD,1.00,0.00,0.00,1.00\r\n`);
   });
 
   it('defuses svc_tx_id too, but never the amounts: a negative amount stays a number', () => {
-    const batch = batchOf([
+    const lines = [
       line('transaction', 'USD', { svcTxId: '=1+1', grossMinor: 100, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: 100 }),
       line('chargeback', 'USD', { svcTxId: 'svc_tx_b', grossMinor: -100, processorFeeMinor: 0, platformFeeMinor: 0, netMinor: -100 }),
-    ]);
+    ];
 
-    const rows = batchReportCsv(batch).split('\r\n');
+    const rows = reportOf(lines).split('\r\n');
 
     expect(rows[1]).toBe("transaction,'=1+1,order-1,2026-03-01T10:00:00.000Z,USD,1.00,0.00,0.00,1.00");
     expect(rows[2]).toBe('chargeback,svc_tx_b,order-1,2026-03-01T10:00:00.000Z,USD,-1.00,0.00,0.00,-1.00');
@@ -339,25 +366,29 @@ const anyBatch = fc.constantFrom(...CURRENCIES).chain((currency) =>
       fc.array(anyLine('transaction', currency), { maxLength: 12 }),
       fc.array(fc.constantFrom(...REVERSAL_TYPES).chain((type) => anyLine(type, currency)), { maxLength: 6 }),
     )
-    .map(([sales, reversals]) => batchOf([...sales, ...reversals], currency)),
+    .map(([sales, reversals]) => {
+      const lines = [...sales, ...reversals];
+      return { batch: batchOf(lines, currency), lines };
+    }),
 );
 
 describe('batchReportCsv (property)', () => {
   it('parses back to every line, and its rows add up exactly to the total row in every amount column', () => {
     fc.assert(
-      fc.property(anyBatch, (batch) => {
+      fc.property(anyBatch, ({ batch, lines }) => {
         // Arrange
         const exponent = currencyExponent(batch.currency);
 
         // Act
-        const records = parseCsv(batchReportCsv(batch));
+        const records = parseCsv(batchReportCsv(batch, lines));
 
-        // Assert: the header, one row per line in order, the total row
-        expect(records).toHaveLength(batch.lines.length + 2);
+        // Assert: the header, one row per line in order (as many as the batch counts), the total row
+        expect(records).toHaveLength(lines.length + 2);
         expect(records[0]?.join(',')).toBe(HEADER);
         const rows = records.slice(1, -1);
+        expect(rows).toHaveLength(batch.lineCount);
         rows.forEach((row, index) => {
-          const item = batch.lines[index] as SettlementItem;
+          const item = lines[index] as SettlementItem;
           expect([row[0], row[3], row[4]]).toEqual([item.type, item.createdAt, item.currency]);
           expectSafeTextCell(row[1], item.svcTxId);
           expectSafeTextCell(row[2], item.partnerReference);

@@ -1,12 +1,13 @@
 /**
- * Settlement planning (decisions.md §5a, §7): grouping, the 99-entry bound, exact totals, reversals netted in the
- * batch and never below zero, and no batch at all for a merchant whose waiting entries net to zero or less.
+ * Settlement planning (decisions.md §5a, §7): grouping, the bound on a batch's lines (10,000, or a small one passed
+ * in to exercise the splitting), exact totals, reversals netted in the first batch of a group and never below zero,
+ * and no batch at all for a merchant whose waiting entries net to zero or less.
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { EntryType } from '../../../lib/domain/ledger';
 import { currencyCode } from '../../../lib/domain/money';
-import { MAX_ITEMS_PER_BATCH, planBatches, totalsOf, type PlannedBatch, type SettlementItem, type SettlementPlan } from '../../../lib/domain/settlement';
+import { MAX_LINES_PER_BATCH, planBatches, totalsOf, type PlannedBatch, type SettlementItem, type SettlementPlan } from '../../../lib/domain/settlement';
 import { seedFrom } from '../../support/seeds';
 
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 1) + seconds * 1000).toISOString();
@@ -127,11 +128,59 @@ const byGroup = (plan: SettlementPlan) =>
 /** A fixed seed (SETTLEMENT_SEED replays another), so a failure reproduces. */
 const SEED = seedFrom('SETTLEMENT_SEED', 27_112_026);
 
+/**
+ * What waits, and the bound on a batch's lines the properties plan with: small, so that groups take several batches.
+ * Drawn against the largest group: often between its reversals and its size (it splits, with room for sales beside
+ * its reversals), else anywhere up to its size (its reversals may fill a batch: it waits whole), or tiny (1 to 8).
+ */
+const planned = waiting.chain((items) => {
+  const largest = [...groups(items).values()].reduce<SettlementItem[]>((most, group) => (group.length > most.length ? group : most), []);
+  const size = Math.max(largest.length, 1);
+  const debits = largest.filter((it) => it.netMinor < 0).length;
+  const maxLines = fc.oneof(
+    { arbitrary: fc.integer({ min: 1, max: 8 }), weight: 1 },
+    { arbitrary: fc.integer({ min: 1, max: size }), weight: 2 },
+    { arbitrary: fc.integer({ min: Math.min(debits + 1, size), max: size }), weight: 3 },
+  );
+  return fc.tuple(fc.constant(items), maxLines);
+});
+
+const RUNS = { numRuns: 100, seed: SEED };
+
 describe('planBatches', () => {
-  it('puts every entry in at most one batch of its own partner, client and currency, at most 99 each, and every sale of a group that nets above zero', () => {
+  it('makes the properties below meaningful: their draws hold groups split into several batches (with reversals, some filled by the largest sales) and groups whose reversals fit no batch', () => {
+    // What the seeded draws of the properties hold; a change to the generator that made them trivial fails here.
+    let split = 0;
+    let splitWithReversals = 0;
+    let splitOnFallback = 0;
+    let unplaceable = 0;
     fc.assert(
-      fc.property(waiting, (items) => {
-        const { batches, unplaceable } = planBatches(items);
+      fc.property(planned, ([items, maxLines]) => {
+        const plan = planBatches(items, maxLines);
+        for (const [group, entries] of groups(items)) {
+          const ofGroup = plan.batches.filter((batch) => groupOf(batch) === group);
+          if (ofGroup.length > 1) {
+            split++;
+            const debits = entries.filter((it) => it.netMinor < 0);
+            if (debits.length > 0) splitWithReversals++;
+            const oldest = entries.filter((it) => it.netMinor >= 0).sort(ledgerOrder).slice(0, maxLines - debits.length);
+            if (netOf([...debits, ...oldest]) <= 0) splitOnFallback++;
+          }
+        }
+        unplaceable += plan.unplaceable.length;
+      }),
+      RUNS,
+    );
+    expect(split).toBeGreaterThan(20);
+    expect(splitWithReversals).toBeGreaterThan(10);
+    expect(splitOnFallback).toBeGreaterThan(0);
+    expect(unplaceable).toBeGreaterThan(5);
+  });
+
+  it('puts every entry in at most one batch of its own partner, client and currency, at most maxLines each, and every sale of a group that nets above zero', () => {
+    fc.assert(
+      fc.property(planned, ([items, maxLines]) => {
+        const { batches, unplaceable } = planBatches(items, maxLines);
         const placed = placedIn(batches).map(entryId);
         const itemIds = new Set(items.map(entryId));
         const placedIds = new Set(placed);
@@ -140,26 +189,25 @@ describe('planBatches', () => {
         expect(placed.filter((id) => !itemIds.has(id))).toEqual([]);
         for (const batch of batches) {
           expect(batch.items.length).toBeGreaterThan(0);
-          expect(batch.items.length).toBeLessThanOrEqual(MAX_ITEMS_PER_BATCH);
+          expect(batch.items.length).toBeLessThanOrEqual(maxLines);
           expect(batch.items.filter((it) => groupOf(it) !== groupOf(batch))).toEqual([]);
         }
         // A group that nets above zero has every non-negative entry (its sales, its reinstatements) settled, unless
-        // one of its reversals fits no batch (it then waits whole); one that nets to zero or less has nothing settled.
+        // its reversals fit no batch (it then waits whole); one that nets to zero or less has nothing settled.
         for (const group of groups(items).values()) {
           const waitsWhole = unplaceable.some((it) => groupOf(it) === groupOf(group[0] as SettlementItem));
           if (netOf(group) > 0 && !waitsWhole) expect(group.filter((it) => it.netMinor >= 0 && !placedIds.has(entryId(it)))).toEqual([]);
           else expect(group.filter((it) => placedIds.has(entryId(it)))).toEqual([]);
         }
       }),
-      { numRuns: 100, seed: SEED },
+      RUNS,
     );
   });
 
-  it('totals each batch exactly, never pays a negative net, and leaves a reversal waiting only when no batch could take it', () => {
+  it('totals each batch exactly and never pays a negative net', () => {
     fc.assert(
-      fc.property(waiting, (items) => {
-        const { batches } = planBatches(items);
-        const placed = new Set(placedIn(batches).map(entryId));
+      fc.property(planned, ([items, maxLines]) => {
+        const { batches } = planBatches(items, maxLines);
 
         for (const batch of batches) {
           const sum = (pick: (it: SettlementItem) => number) => batch.items.reduce((total, it) => total + pick(it), 0);
@@ -171,39 +219,119 @@ describe('planBatches', () => {
           });
           expect(batch.totals.netMinor).toBeGreaterThanOrEqual(0);
         }
-        // What waits of a group that makes batches: reversals each of its batches is too full or too small to take.
-        for (const [group, entries] of groups(items)) {
-          const ofGroup = batches.filter((batch) => groupOf(batch) === group);
-          const left = ofGroup.length === 0 ? [] : entries.filter((it) => !placed.has(entryId(it)));
-          const couldHaveTaken = left.filter((it) => it.netMinor >= 0 || ofGroup.some((batch) => batch.items.length < MAX_ITEMS_PER_BATCH && batch.totals.netMinor + it.netMinor >= 0));
-          expect(couldHaveTaken).toEqual([]);
-        }
       }),
-      { numRuns: 100, seed: SEED },
+      RUNS,
     );
   });
 
-  it('settles a group of at most 99 entries that nets above zero whole, in one batch paying exactly its net', () => {
+  it('splits a group too large for one batch so: the first listed holds every reversal and is full, the others only sales and reinstatements, maxLines each in ledger order but the last', () => {
     fc.assert(
-      fc.property(waiting, (items) => {
-        const { batches } = planBatches(items);
+      fc.property(planned, ([items, maxLines]) => {
+        const { batches } = planBatches(items, maxLines);
 
         for (const [group, entries] of groups(items)) {
-          if (netOf(entries) <= 0 || entries.length > MAX_ITEMS_PER_BATCH) continue;
+          const ofGroup = batches.filter((batch) => groupOf(batch) === group);
+          if (ofGroup.length < 2) continue;
+          const [first, ...others] = ofGroup as [PlannedBatch, ...PlannedBatch[]];
+          const debitIds = entries.filter((it) => it.netMinor < 0).map(entryId).sort();
+          expect(first.items.filter((it) => it.netMinor < 0).map(entryId).sort()).toEqual(debitIds);
+          expect(first.items).toHaveLength(maxLines);
+          for (const batch of others) expect(batch.items.filter((it) => it.netMinor < 0)).toEqual([]);
+          expect(others.slice(0, -1).map((batch) => batch.items.length)).toEqual(others.slice(0, -1).map(() => maxLines));
+          // The sales after the first batch, taken maxLines at a time in ledger order: together they are in order.
+          const rest = others.flatMap((batch) => batch.items);
+          expect(rest).toEqual([...rest].sort(ledgerOrder));
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  it('fills the first batch of a split group with its oldest sales, or with its largest when the oldest do not cover its reversals', () => {
+    fc.assert(
+      fc.property(planned, ([items, maxLines]) => {
+        const { batches } = planBatches(items, maxLines);
+
+        for (const [group, entries] of groups(items)) {
+          const ofGroup = batches.filter((batch) => groupOf(batch) === group);
+          if (ofGroup.length < 2) continue;
+          const debits = entries.filter((it) => it.netMinor < 0);
+          const credits = entries.filter((it) => it.netMinor >= 0).sort(ledgerOrder);
+          const oldest = credits.slice(0, maxLines - debits.length);
+          const firstCredits = (ofGroup[0] as PlannedBatch).items.filter((it) => it.netMinor >= 0);
+          if (netOf([...debits, ...oldest]) > 0) {
+            expect(firstCredits.map(entryId)).toEqual(oldest.map(entryId));
+          } else {
+            // The largest: none left out nets more than the smallest taken.
+            const taken = new Set(firstCredits.map(entryId));
+            const smallestTaken = Math.min(...firstCredits.map((it) => it.netMinor));
+            expect(credits.filter((it) => !taken.has(entryId(it)) && it.netMinor > smallestTaken)).toEqual([]);
+          }
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  it('lets a group that nets above zero wait whole only when its reversals fill a batch, or outweigh the largest sales a batch has room for', () => {
+    fc.assert(
+      fc.property(planned, ([items, maxLines]) => {
+        const plan = planBatches(items, maxLines);
+
+        for (const [group, entries] of groups(items)) {
+          const waits = plan.unplaceable.filter((it) => groupOf(it) === group);
+          const debits = entries.filter((it) => it.netMinor < 0);
+          const room = maxLines - debits.length;
+          const largest = entries
+            .filter((it) => it.netMinor >= 0)
+            .map((it) => it.netMinor)
+            .sort((a, b) => b - a)
+            .slice(0, Math.max(room, 0));
+          const coverable = room > 0 && netOf(debits) + largest.reduce((sum, net) => sum + net, 0) > 0;
+          const expected = netOf(entries) > 0 && entries.length > maxLines && !coverable;
+          expect(waits).toEqual(expected ? [{ partnerId: entries[0]?.partnerId, clientId: entries[0]?.clientId, currency: entries[0]?.currency, entries: entries.length }] : []);
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  it('settles a group of at most maxLines entries that nets above zero whole, in one batch paying exactly its net', () => {
+    fc.assert(
+      fc.property(planned, ([items, maxLines]) => {
+        const { batches } = planBatches(items, maxLines);
+
+        for (const [group, entries] of groups(items)) {
+          if (netOf(entries) <= 0 || entries.length > maxLines) continue;
           const ofGroup = batches.filter((batch) => groupOf(batch) === group);
           expect(ofGroup).toHaveLength(1);
           expect(ofGroup[0]?.items.map(entryId).sort()).toEqual(entries.map(entryId).sort());
           expect(ofGroup[0]?.totals).toEqual(totalsOf(entries));
         }
       }),
-      { numRuns: 100, seed: SEED },
+      RUNS,
+    );
+  });
+
+  it('settles every group of the default bound (10,000 lines) that nets above zero in one batch', () => {
+    fc.assert(
+      fc.property(waiting, (items) => {
+        const { batches, unplaceable } = planBatches(items);
+
+        expect(unplaceable).toEqual([]);
+        for (const [group, entries] of groups(items)) {
+          const ofGroup = batches.filter((batch) => groupOf(batch) === group);
+          expect(ofGroup.map((batch) => batch.items.length)).toEqual(netOf(entries) > 0 ? [entries.length] : []);
+        }
+      }),
+      RUNS,
     );
   });
 
   it('lists every group that nets below zero as owing its shortfall since its oldest waiting reversal, and no other', () => {
     fc.assert(
-      fc.property(waiting, (items) => {
-        const { owing } = planBatches(items);
+      fc.property(planned, ([items, maxLines]) => {
+        const { owing } = planBatches(items, maxLines);
 
         const expected = [...groups(items).values()]
           .filter((entries) => netOf(entries) < 0)
@@ -216,29 +344,29 @@ describe('planBatches', () => {
         expect(new Set(actual.map((it) => it.group)).size).toBe(actual.length);
         expect(actual.sort((a, b) => a.group.localeCompare(b.group))).toEqual(expected.sort((a, b) => a.group.localeCompare(b.group)));
       }),
-      { numRuns: 100, seed: SEED },
+      RUNS,
     );
   });
 
   it('lists each batch`s entries in ledger order, and plans the same whatever order the store lists the entries in', () => {
     fc.assert(
       fc.property(
-        waiting.chain((items) => fc.tuple(fc.constant(items), fc.shuffledSubarray(items, { minLength: items.length, maxLength: items.length }))),
-        ([items, shuffled]) => {
-          const plan = planBatches(items);
+        planned.chain(([items, maxLines]) => fc.tuple(fc.constant(items), fc.shuffledSubarray(items, { minLength: items.length, maxLength: items.length }), fc.constant(maxLines))),
+        ([items, shuffled, maxLines]) => {
+          const plan = planBatches(items, maxLines);
 
           for (const batch of plan.batches) expect(batch.items).toEqual([...batch.items].sort(ledgerOrder));
-          expect(byGroup(planBatches(shuffled))).toEqual(byGroup(plan));
+          expect(byGroup(planBatches(shuffled, maxLines))).toEqual(byGroup(plan));
         },
       ),
-      { numRuns: 100, seed: SEED },
+      RUNS,
     );
   });
 
-  it('pays a group exactly its net or nothing: its batches hold every entry of it, or none does (it owes, or a reversal fits no batch)', () => {
+  it('pays a group exactly its net or nothing: its batches hold every entry of it, or none does (it owes, or its reversals fit no batch)', () => {
     fc.assert(
-      fc.property(waiting, (items) => {
-        const plan = planBatches(items);
+      fc.property(planned, ([items, maxLines]) => {
+        const plan = planBatches(items, maxLines);
 
         for (const [group, entries] of groups(items)) {
           const ofGroup = plan.batches.filter((batch) => groupOf(batch) === group);
@@ -246,27 +374,90 @@ describe('planBatches', () => {
           if (netOf(entries) > 0 && !unplaceable) {
             expect(placedIn(ofGroup).map(entryId).sort()).toEqual(entries.map(entryId).sort());
             expect(ofGroup.reduce((sum, batch) => sum + batch.totals.netMinor, 0)).toBe(netOf(entries));
-            expect(ofGroup).toHaveLength(Math.ceil(entries.length / MAX_ITEMS_PER_BATCH));
+            expect(ofGroup).toHaveLength(Math.ceil(entries.length / maxLines));
           } else {
             expect(ofGroup).toEqual([]);
           }
           expect(unplaceable && netOf(entries) <= 0).toBe(false);
         }
       }),
-      { numRuns: 100, seed: SEED },
+      RUNS,
     );
   });
 
-  it('splits 250 sales of one client into three batches of at most 99 that together pay all of them', () => {
+  it('splits 250 sales of one client, at most 99 a batch, into 99 + 99 + 52 in ledger order that together pay all of them', () => {
     const items = Array.from({ length: 250 }, (_, n) => sale(249 - n));
 
-    const { batches, owing } = planBatches(items);
+    const { batches, owing, unplaceable } = planBatches(items, 99);
 
     expect(owing).toEqual([]);
-    expect(batches).toHaveLength(3);
-    expect(batches.every((batch) => batch.items.length <= MAX_ITEMS_PER_BATCH)).toBe(true);
-    expect(batches.flatMap((batch) => batch.items.map((it) => it.svcTxId)).sort()).toEqual(Array.from({ length: 250 }, (_, n) => sale(n).svcTxId).sort());
-    expect(batches.reduce((sum, batch) => sum + batch.totals.netMinor, 0)).toBe(250 * 941);
+    expect(unplaceable).toEqual([]);
+    expect(batches.map((batch) => batch.items.map((it) => it.svcTxId))).toEqual([
+      Array.from({ length: 99 }, (_, n) => sale(n).svcTxId),
+      Array.from({ length: 99 }, (_, n) => sale(99 + n).svcTxId),
+      Array.from({ length: 52 }, (_, n) => sale(198 + n).svcTxId),
+    ]);
+    expect(batches.map((batch) => batch.totals.netMinor)).toEqual([99 * 941, 99 * 941, 52 * 941]);
+  });
+
+  it('settles 250 sales of one client in one batch at the default bound', () => {
+    const items = Array.from({ length: 250 }, (_, n) => sale(249 - n));
+
+    const { batches } = planBatches(items);
+
+    expect(MAX_LINES_PER_BATCH).toBe(10_000);
+    expect(batches).toHaveLength(1);
+    expect(batches[0]?.items.map((it) => it.svcTxId)).toEqual(Array.from({ length: 250 }, (_, n) => sale(n).svcTxId));
+    expect(batches[0]?.totals).toEqual({ grossMinor: 250 * 1000, processorFeesMinor: 250 * 29, platformFeesMinor: 250 * 30, netMinor: 250 * 941 });
+  });
+
+  it('splits 25,000 sales of one client at the default bound into 10,000 + 10,000 + 5,000, oldest first', () => {
+    const items = Array.from({ length: 25_000 }, (_, n) => sale(24_999 - n));
+
+    const { batches, owing, unplaceable } = planBatches(items);
+
+    expect([owing, unplaceable]).toEqual([[], []]);
+    expect(batches.map((batch) => batch.items.length)).toEqual([10_000, 10_000, 5_000]);
+    expect(batches.map((batch) => [batch.items[0]?.svcTxId, batch.items.at(-1)?.svcTxId])).toEqual([
+      [sale(0).svcTxId, sale(9_999).svcTxId],
+      [sale(10_000).svcTxId, sale(19_999).svcTxId],
+      [sale(20_000).svcTxId, sale(24_999).svcTxId],
+    ]);
+    expect(batches.map((batch) => batch.totals.netMinor)).toEqual([10_000 * 941, 10_000 * 941, 5_000 * 941]);
+  });
+
+  it('puts every reversal of a split group in its first batch, with the oldest sales, and only sales in the others', () => {
+    // Arrange: 12 sales; a refund of payment 0 (settled earlier) and one of payment 10 (its sale still waits). 14 entries at 5 a batch.
+    const items = [...Array.from({ length: 12 }, (_, n) => sale(12 - n)), reversal(10, -100), reversal(0, -941)];
+
+    // Act
+    const { batches, unplaceable } = planBatches(items, 5);
+
+    // Assert: the refunds and sales 1 to 3 (2,823 against 1,041), then sales 4 to 12 in order, 5 a batch.
+    expect(unplaceable).toEqual([]);
+    expect(batches.map((batch) => batch.items.map((it) => [it.svcTxId, it.type]))).toEqual([
+      [[sale(0).svcTxId, 'refund'], [sale(1).svcTxId, 'transaction'], [sale(2).svcTxId, 'transaction'], [sale(3).svcTxId, 'transaction'], [sale(10).svcTxId, 'refund']],
+      [4, 5, 6, 7, 8].map((n) => [sale(n).svcTxId, 'transaction']),
+      [9, 10, 11, 12].map((n) => [sale(n).svcTxId, 'transaction']),
+    ]);
+    expect(batches.map((batch) => batch.totals.netMinor)).toEqual([3 * 941 - 941 - 100, 5 * 941, 4 * 941]);
+  });
+
+  it('fills the first batch with the largest sales when the oldest do not cover the reversals', () => {
+    // Arrange: a refund of 1,500 against sales of 100, 100, 2,000 and 941, 3 entries a batch: the two oldest (200)
+    // do not cover it, the two largest (2,941) do.
+    const items = [reversal(0, -1500), sale(1, { netMinor: 100 }), sale(2, { netMinor: 100 }), sale(3, { netMinor: 2000 }), sale(4)];
+
+    // Act
+    const { batches, unplaceable } = planBatches(items, 3);
+
+    // Assert
+    expect(unplaceable).toEqual([]);
+    expect(batches.map((batch) => batch.items.map((it) => it.svcTxId))).toEqual([
+      [0, 3, 4].map((n) => sale(n).svcTxId),
+      [1, 2].map((n) => sale(n).svcTxId),
+    ]);
+    expect(batches.map((batch) => batch.totals.netMinor)).toEqual([2000 + 941 - 1500, 200]);
   });
 
   it('settles each payment`s reversals beside its sale (sale first, then by key): a partially refunded unsettled payment is paid its net less the refund', () => {
@@ -303,33 +494,46 @@ describe('planBatches', () => {
     expect(batches[0]?.totals).toEqual({ grossMinor: 3000 - 1000 - 1559, processorFeesMinor: 87 - 58, platformFeesMinor: 90 - 60, netMinor: 3 * 941 - 941 - 1500 });
   });
 
-  it('over several batches, gives a reversal that comes before any sale a batch whose sales cover it', () => {
+  it('over several batches, gives a reversal that comes before any sale the first batch, with the oldest sales to cover it', () => {
     // Arrange: payment 0 was settled; its refund comes first in ledger order, before any sale to cover it.
     const items = [reversal(0, -941), ...Array.from({ length: 100 }, (_, n) => sale(n + 1))];
 
     // Act
-    const { batches, unplaceable } = planBatches(items);
+    const { batches, unplaceable } = planBatches(items, 99);
 
-    // Assert
+    // Assert: the refund and sales 1 to 98, then sales 99 and 100.
     expect(unplaceable).toEqual([]);
-    expect(batches).toHaveLength(2);
-    expect(batches.every((batch) => batch.items.length <= MAX_ITEMS_PER_BATCH && batch.totals.netMinor >= 0)).toBe(true);
-    expect(batches.reduce((sum, batch) => sum + batch.totals.netMinor, 0)).toBe(100 * 941 - 941);
-    expect(placedIn(batches).filter((it) => it.type === 'refund').map((it) => it.svcTxId)).toEqual([sale(0).svcTxId]);
+    expect(batches.map((batch) => batch.items.map((it) => it.svcTxId))).toEqual([
+      [reversal(0, -941).svcTxId, ...Array.from({ length: 98 }, (_, n) => sale(n + 1).svcTxId)],
+      [sale(99).svcTxId, sale(100).svcTxId],
+    ]);
+    expect(batches.map((batch) => batch.totals.netMinor)).toEqual([98 * 941 - 941, 2 * 941]);
   });
 
-  it('lets a group wait whole when one reversal is larger than any batch of 99 sales covers: it is not paid part of its net', () => {
-    // Arrange: 150 sales of 941 (141,150) against one chargeback of 100,000: the group nets 41,150, but a batch holds
-    // at most 99 sales (93,159), so no batch can take the chargeback.
+  it('lets a group wait whole when its reversals are larger than the largest sales a batch has room for: it is not paid part of its net', () => {
+    // Arrange: 150 sales of 941 (141,150) against one chargeback of 100,000: the group nets 41,150, but a batch of
+    // 99 lines has room for the chargeback and 98 sales (92,218), which do not cover it.
     const items = [reversal(0, -100_000, { type: 'chargeback', key: 'chargeback#dp_1' }), ...Array.from({ length: 150 }, (_, n) => sale(n + 1))];
 
     // Act
-    const plan = planBatches(items);
+    const plan = planBatches(items, 99);
 
     // Assert
     expect(plan.batches).toEqual([]);
     expect(plan.owing).toEqual([]);
     expect(plan.unplaceable).toEqual([{ partnerId: 'ptr_a', clientId: 'shop-1', currency: 'EUR', entries: 151 }]);
+    // The same group at the default bound fits in one batch, which pays its net.
+    expect(planBatches(items).batches.map((batch) => [batch.items.length, batch.totals.netMinor])).toEqual([[151, 150 * 941 - 100_000]]);
+  });
+
+  it('lets a group wait whole when its reversals alone fill a batch, however many sales would cover them', () => {
+    // Arrange: three small refunds of settled payments and 20 sales, 3 lines a batch: no room for a sale beside them.
+    const items = [reversal(0, -10), reversal(1, -10, { createdAt: at(1) }), reversal(2, -10, { createdAt: at(2) }), ...Array.from({ length: 20 }, (_, n) => sale(n + 3))];
+
+    const plan = planBatches(items, 3);
+
+    expect(plan.batches).toEqual([]);
+    expect(plan.unplaceable).toEqual([{ partnerId: 'ptr_a', clientId: 'shop-1', currency: 'EUR', entries: 23 }]);
   });
 
   it('makes no batch while the merchant owes: a group netting below zero waits whole and is listed as owing since its oldest reversal', () => {

@@ -43,7 +43,12 @@ function depsWith(items: SettlementItem[]): SettlementDeps {
   return {
     settlements: {
       listWaiting: async () => ({ items, withoutFees: [] }),
-      createBatch: async () => ({ outcome: 'created' }),
+      listBuilds: async () => [],
+      claimGroup: async () => true,
+      releaseGroup: async () => undefined,
+      startBuild: async () => undefined,
+      reserveLines: async (_batch: unknown, lines: SettlementItem[]) => lines,
+      commitBuild: async () => 'committed',
     },
     partners: {
       allPartnerIds: async function* () {
@@ -51,6 +56,7 @@ function depsWith(items: SettlementItem[]): SettlementDeps {
       },
     },
     cutoff: 'now',
+    groupLeaseMs: 60_000,
     now: () => NOW,
   } as unknown as SettlementDeps;
 }

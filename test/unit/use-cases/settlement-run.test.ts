@@ -1,25 +1,34 @@
 /**
- * The settlement run's handling of its store's answers, with the store faked: lines taken by another run, writes
- * cancelled by concurrent writers (DynamoDB's TransactionConflict, which DynamoDB Local never produces), and a
- * failure of one batch or one partner, which must not lose the rest of the run.
+ * The settlement run's handling of its store's answers, with the store faked in memory: lines taken by another run
+ * while a batch is built, a build that no longer nets above zero, a commit lost to another run, a group another run
+ * holds, builds left by runs that were cut off, and a failure of one group or one partner, which must not lose the
+ * rest of the run. The fake keeps the port's invariants (a line in one build at most; a commit only by the build's
+ * run, under its lease), so what the run leaves behind is checked as well as what it answers.
  */
 import { describe, expect, it } from '@jest/globals';
 import { currencyCode } from '../../../lib/domain/money';
 import type { SettlementBatch, SettlementItem } from '../../../lib/domain/settlement';
-import type { BatchWrite, WaitingRead } from '../../../lib/use-cases/ports/settlement-store';
+import type { BuildRecord, GroupKey, SettlementStore, WaitingRead } from '../../../lib/use-cases/ports/settlement-store';
 import { runSettlement, type SettlementDeps } from '../../../lib/use-cases/settlements';
 
-const line = (n: number, clientId = 'shop-1'): SettlementItem => ({
+/** The runs' group lease (`SETTLEMENT_GROUP_LEASE_SECONDS`, 60 by default). */
+const GROUP_LEASE_MS = 60_000;
+
+const NOW = new Date('2026-11-23T10:00:00.000Z');
+const at = (seconds: number) => new Date(Date.UTC(2026, 10, 1) + seconds * 1000).toISOString();
+
+/** The sale of payment `n` (net 941), still `succeeded`. */
+const line = (n: number, clientId = 'shop-1', partnerId = 'ptr_a'): SettlementItem => ({
   type: 'transaction',
   key: 'sale',
   cause: `pi_${n}`,
   svcTxId: `svc_tx_${n}`,
-  partnerId: 'ptr_a',
+  partnerId,
   clientId,
   partnerReference: `order-${n}`,
   currency: currencyCode('EUR'),
-  txCreatedAt: `2026-11-01T00:00:${String(n).padStart(2, '0')}.000Z`,
-  createdAt: `2026-11-01T00:00:${String(n).padStart(2, '0')}.000Z`,
+  txCreatedAt: at(n),
+  createdAt: at(n),
   grossMinor: 1000,
   processorFeeMinor: 29,
   platformFeeMinor: 30,
@@ -34,7 +43,7 @@ const refundLine = (n: number, grossMinor: number, clientId = 'shop-1'): Settlem
   type: 'refund',
   key: `refund#${String(grossMinor).padStart(12, '0')}`,
   cause: `re_${n}`,
-  createdAt: '2026-11-02T00:00:00.000Z',
+  createdAt: at(n + 86_400),
   grossMinor: -grossMinor,
   processorFeeMinor: -Math.round(grossMinor * 0.03),
   platformFeeMinor: -Math.round(grossMinor * 0.03),
@@ -43,73 +52,386 @@ const refundLine = (n: number, grossMinor: number, clientId = 'shop-1'): Settlem
   settlesTransaction: false,
 });
 
-/** Deps whose store answers each createBatch with the next of `answers` (then `created`), recording the batches. */
-function depsWith(waiting: Record<string, SettlementItem[]>, answers: Array<BatchWrite | Error | ((batch: SettlementBatch) => BatchWrite)>) {
-  const written: SettlementBatch[] = [];
-  const attempts: SettlementBatch[] = [];
+const lineId = (it: Pick<SettlementItem, 'svcTxId' | 'key'>) => `${it.svcTxId}#${it.key}`;
+const groupName = (group: GroupKey) => `${group.partnerId}/${group.clientId}/${group.currency}`;
+const sales = (from: number, count: number, clientId = 'shop-1') => Array.from({ length: count }, (_, i) => line(from + i, clientId));
+
+interface Build {
+  batch: SettlementBatch;
+  runId: string | null;
+  status: 'building' | 'pending' | 'discarded';
+  discardedAt: string | null;
+  forgotten: boolean;
+  /** Its lines as committed (a pending batch). */
+  lines: SettlementItem[];
+}
+
+/** What a test scripts of the store: each hook may throw to inject a failure. */
+interface Script {
+  /** Lines another run took before this one reserved them: `reserveLines` leaves them out (and they no longer wait). */
+  takenByAnotherRun?: (item: SettlementItem) => boolean;
+  /** Called before each `reserveLines` (the n-th of the run, from 1), e.g. to let another run take the lease. */
+  beforeReserve?: (batch: Pick<SettlementBatch, 'id' | 'clientId'>, n: number, store: FakeSettlementStore) => void;
+  /** `lost` to refuse a commit whatever the lease; may throw. */
+  commit?: (batch: SettlementBatch) => 'lost' | undefined;
+  /** May throw (a start that failed). */
+  startBuild?: (batch: SettlementBatch) => void;
+}
+
+const notUsed = (name: string) => async (): Promise<never> => {
+  throw new Error(`${name} is not used by a settlement run`);
+};
+
+/**
+ * An in-memory settlement store: what waits per partner (a partner with nothing listed fails to be read), the
+ * builds and batches, the groups' leases, and every call made, in order.
+ */
+class FakeSettlementStore implements SettlementStore {
+  readonly calls: string[] = [];
+  readonly builds = new Map<string, Build>();
+  /** Which build (or `another-run`) holds each line reserved. */
+  readonly reservedBy = new Map<string, string>();
+  readonly leases = new Map<string, { runId: string; expiresAt: string }>();
+  private reserves = 0;
+
+  constructor(
+    private readonly waiting: Record<string, SettlementItem[]>,
+    private readonly script: Script = {},
+  ) {}
+
+  /** The lines of a partner still waiting (reserved by no build), in the order given. */
+  stillWaiting(partnerId: string): string[] {
+    return (this.waiting[partnerId] ?? []).filter((item) => !this.reservedBy.has(lineId(item))).map(lineId);
+  }
+
+  /** Another run's live lease on a group (a run that holds it until after the test). */
+  holdGroup(group: GroupKey, runId = 'another-run') {
+    this.leases.set(groupName(group), { runId, expiresAt: new Date(NOW.getTime() + 10 * GROUP_LEASE_MS).toISOString() });
+  }
+
+  /** A build left by an earlier run, with the lines it had reserved. */
+  leaveBuild(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'clientId' | 'currency'>, lines: SettlementItem[], status: 'building' | 'discarded', discardedAt: string | null = null) {
+    this.builds.set(batch.id, { batch: { ...batch, createdAt: at(0) } as SettlementBatch, runId: 'crashed-run', status, discardedAt, forgotten: false, lines: [] });
+    for (const item of lines) this.reservedBy.set(lineId(item), batch.id);
+  }
+
+  committed(): Build[] {
+    return [...this.builds.values()].filter((build) => build.status === 'pending');
+  }
+
+  callsOf(verb: string): string[] {
+    return this.calls.filter((call) => call.startsWith(`${verb} `)).map((call) => call.slice(verb.length + 1));
+  }
+
+  async listWaiting(partnerId: string, clientId: string | undefined): Promise<WaitingRead> {
+    this.calls.push(`listWaiting ${partnerId}`);
+    const items = this.waiting[partnerId];
+    if (items === undefined) throw new Error(`listing ${partnerId} failed`);
+    return { items: items.filter((item) => !this.reservedBy.has(lineId(item)) && (clientId === undefined || item.clientId === clientId)), withoutFees: [] };
+  }
+
+  async startBuild(batch: SettlementBatch, runId: string): Promise<void> {
+    this.calls.push(`startBuild ${batch.id} ${batch.clientId}`);
+    this.script.startBuild?.(batch);
+    if (this.builds.has(batch.id)) throw new Error(`build ${batch.id} started twice`);
+    this.builds.set(batch.id, { batch, runId, status: 'building', discardedAt: null, forgotten: false, lines: [] });
+  }
+
+  async reserveLines(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdAt'>, lines: readonly SettlementItem[]): Promise<SettlementItem[]> {
+    const build = this.builds.get(batch.id);
+    this.calls.push(`reserveLines ${batch.id} ${lines.length}`);
+    this.script.beforeReserve?.(build?.batch ?? (batch as SettlementBatch), ++this.reserves, this);
+    if (build?.status !== 'building') throw new Error(`reserving lines for ${batch.id}, which is not building`);
+    const reserved: SettlementItem[] = [];
+    for (const item of lines) {
+      if (this.script.takenByAnotherRun?.(item) === true && !this.reservedBy.has(lineId(item))) this.reservedBy.set(lineId(item), 'another-run');
+      if (this.reservedBy.has(lineId(item))) continue;
+      this.reservedBy.set(lineId(item), batch.id);
+      reserved.push(item);
+    }
+    return reserved;
+  }
+
+  async commitBuild(batch: SettlementBatch, lines: readonly SettlementItem[], runId: string, group: GroupKey): Promise<'committed' | 'lost'> {
+    this.calls.push(`commitBuild ${batch.id} ${lines.length}`);
+    const scripted = this.script.commit?.(batch);
+    const build = this.builds.get(batch.id);
+    const lease = this.leases.get(groupName(group));
+    if (scripted === 'lost' || build?.status !== 'building' || build.runId !== runId || lease?.runId !== runId) return 'lost';
+    const notReserved = lines.filter((item) => this.reservedBy.get(lineId(item)) !== batch.id);
+    if (notReserved.length > 0) throw new Error(`committing lines the build did not reserve: ${notReserved.map(lineId).join(', ')}`);
+    Object.assign(build, { batch, status: 'pending', lines: [...lines] });
+    return 'committed';
+  }
+
+  async listBuilds(partnerId: string): Promise<BuildRecord[]> {
+    this.calls.push(`listBuilds ${partnerId}`);
+    return [...this.builds.values()]
+      .filter((build) => build.batch.partnerId === partnerId && !build.forgotten && build.status !== 'pending')
+      .map(({ batch, status, discardedAt }) => ({ id: batch.id, partnerId: batch.partnerId, clientId: batch.clientId, currency: batch.currency, status: status as BuildRecord['status'], discardedAt }));
+  }
+
+  async discardBuild(build: Pick<BuildRecord, 'id' | 'partnerId'>, now: string): Promise<'discarded' | 'committed'> {
+    this.calls.push(`discardBuild ${build.id}`);
+    const stored = this.builds.get(build.id);
+    if (stored === undefined) throw new Error(`no build ${build.id}`);
+    if (stored.status === 'pending') return 'committed';
+    Object.assign(stored, { status: 'discarded', runId: null, discardedAt: stored.discardedAt ?? now });
+    for (const [id, holder] of this.reservedBy) if (holder === build.id) this.reservedBy.delete(id);
+    return 'discarded';
+  }
+
+  async forgetBuild(buildId: string): Promise<void> {
+    this.calls.push(`forgetBuild ${buildId}`);
+    const stored = this.builds.get(buildId);
+    if (stored?.status === 'discarded') stored.forgotten = true;
+  }
+
+  async claimGroup(group: GroupKey, runId: string, expiresAt: string, now: string): Promise<boolean> {
+    this.calls.push(`claimGroup ${groupName(group)}`);
+    const lease = this.leases.get(groupName(group));
+    if (lease !== undefined && lease.expiresAt >= now && lease.runId !== runId) return false;
+    this.leases.set(groupName(group), { runId, expiresAt });
+    return true;
+  }
+
+  async releaseGroup(group: GroupKey, runId: string): Promise<void> {
+    this.calls.push(`releaseGroup ${groupName(group)}`);
+    if (this.leases.get(groupName(group))?.runId === runId) this.leases.delete(groupName(group));
+  }
+
+  async batchLines(batchId: string): Promise<SettlementItem[]> {
+    return this.builds.get(batchId)?.lines ?? [];
+  }
+
+  getBatch = notUsed('getBatch');
+  listBatches = notUsed('listBatches');
+  claimPayout = notUsed('claimPayout');
+  releasePayoutClaim = notUsed('releasePayoutClaim');
+  recordPayoutSent = notUsed('recordPayoutSent');
+  recordPayoutFailed = notUsed('recordPayoutFailed');
+}
+
+/** Deps over a fake store of `waiting`; a run over every partner also meets `ptr_broken`, whose read fails. */
+function depsWith(waiting: Record<string, SettlementItem[]>, script: Script = {}) {
+  const store = new FakeSettlementStore(waiting, script);
   const deps = {
-    settlements: {
-      listWaiting: async (partnerId: string): Promise<WaitingRead> => {
-        const items = waiting[partnerId];
-        if (items === undefined) throw new Error(`listing ${partnerId} failed`);
-        return { items, withoutFees: [] };
-      },
-      createBatch: async (batch: SettlementBatch): Promise<BatchWrite> => {
-        attempts.push(batch);
-        const answer = answers.shift() ?? { outcome: 'created' };
-        if (answer instanceof Error) throw answer;
-        const result = typeof answer === 'function' ? answer(batch) : answer;
-        if (result.outcome === 'created') written.push(batch);
-        return result;
-      },
-    },
+    settlements: store,
     partners: {
       allPartnerIds: async function* () {
         yield* Object.keys(waiting).concat(['ptr_broken']);
       },
     },
     cutoff: 'now',
-    now: () => new Date('2026-11-23T10:00:00.000Z'),
+    groupLeaseMs: GROUP_LEASE_MS,
+    now: () => NOW,
   } as unknown as SettlementDeps;
-  return { deps, written, attempts };
+  return { deps, store };
 }
 
+const shop = (clientId: string): GroupKey => ({ partnerId: 'ptr_a', clientId, currency: 'EUR' });
+const sale = { grossMinor: 1000, processorFeesMinor: 29, platformFeesMinor: 30, netMinor: 941 };
+const times = (count: number, totals: typeof sale) => ({
+  grossMinor: count * totals.grossMinor,
+  processorFeesMinor: count * totals.processorFeesMinor,
+  platformFeesMinor: count * totals.platformFeesMinor,
+  netMinor: count * totals.netMinor,
+});
+
 describe('runSettlement', () => {
-  it('tries again a batch whose write other writers kept cancelling, with the same lines', async () => {
-    const { deps, written, attempts } = depsWith({ ptr_a: [line(1), line(2)] }, [{ outcome: 'contended' }, { outcome: 'contended' }]);
+  it('builds a batch under the group`s lease and commits it with its lines: the batch answered is the one committed, its lines no longer wait', async () => {
+    const { deps, store } = depsWith({ ptr_a: [line(2), line(1)] });
 
     const created = await runSettlement(deps, { partnerId: 'ptr_a' });
 
-    expect(attempts).toHaveLength(3);
-    expect(attempts.map((batch) => batch.lines.map((l) => l.svcTxId))).toEqual([
-      ['svc_tx_1', 'svc_tx_2'],
-      ['svc_tx_1', 'svc_tx_2'],
-      ['svc_tx_1', 'svc_tx_2'],
-    ]);
-    expect(created).toEqual(written);
     expect(created).toHaveLength(1);
+    const [batch] = created as [SettlementBatch];
+    expect(batch).toMatchObject({ partnerId: 'ptr_a', clientId: 'shop-1', currency: 'EUR', status: 'pending', rail: 'railA', transactionIds: ['svc_tx_1', 'svc_tx_2'], adjustments: [], lineCount: 2 });
+    expect(batch.totals).toEqual(times(2, sale));
+    expect(store.committed().map((build) => [build.batch, build.lines.map(lineId)])).toEqual([[batch, ['svc_tx_1#sale', 'svc_tx_2#sale']]]);
+    expect(store.calls).toEqual([
+      'listBuilds ptr_a',
+      'listWaiting ptr_a',
+      'claimGroup ptr_a/shop-1/EUR',
+      `startBuild ${batch.id} shop-1`,
+      'claimGroup ptr_a/shop-1/EUR',
+      `reserveLines ${batch.id} 2`,
+      `commitBuild ${batch.id} 2`,
+      'releaseGroup ptr_a/shop-1/EUR',
+    ]);
+    expect(store.stillWaiting('ptr_a')).toEqual([]);
+    expect(store.leases.size).toBe(0);
   });
 
-  it('leaves a batch that stays contended for the next run after a bounded number of tries, a failure of the run (503 when nothing was made)', async () => {
-    const { deps, attempts } = depsWith({ ptr_a: [line(1)] }, Array.from({ length: 50 }, () => ({ outcome: 'contended' }) as const));
+  it('leaves out the lines another run took while it reserved, and totals exactly what it reserved', async () => {
+    const { deps, store } = depsWith({ ptr_a: [line(1), line(2), line(3)] }, { takenByAnotherRun: (item) => item.svcTxId === 'svc_tx_2' });
 
-    const run = runSettlement(deps, { partnerId: 'ptr_a' });
+    const [batch, ...others] = await runSettlement(deps, { partnerId: 'ptr_a' });
 
-    await expect(run).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
-    expect(attempts).toHaveLength(5);
+    expect(others).toEqual([]);
+    expect(batch?.transactionIds).toEqual(['svc_tx_1', 'svc_tx_3']);
+    expect(batch?.lineCount).toBe(2);
+    expect(batch?.totals).toEqual({ grossMinor: 2000, processorFeesMinor: 58, platformFeesMinor: 60, netMinor: 1882 });
+    expect(store.callsOf('commitBuild')).toEqual([`${batch?.id} 2`]);
+    expect(store.builds.get(batch?.id as string)?.lines.map(lineId)).toEqual(['svc_tx_1#sale', 'svc_tx_3#sale']);
+    expect(store.reservedBy.get('svc_tx_2#sale')).toBe('another-run');
   });
 
-  it('answers the batches it made when another stayed contended', async () => {
-    const contendedForShop1 = (batch: SettlementBatch): BatchWrite => (batch.clientId === 'shop-1' ? { outcome: 'contended' } : { outcome: 'created' });
-    const { deps } = depsWith({ ptr_a: [line(1, 'shop-1'), line(2, 'shop-2')] }, Array.from({ length: 50 }, () => contendedForShop1));
+  it('discards a build whose reserved lines no longer net above zero: no batch, and its lines wait again', async () => {
+    // Planned: 941 + 941 - 1,410 = 472. Without svc_tx_2 (taken), 941 - 1,410 < 0: the build is given up.
+    const { deps, store } = depsWith({ ptr_a: [refundLine(0, 1500), line(1), line(2)] }, { takenByAnotherRun: (item) => item.svcTxId === 'svc_tx_2' });
 
     const created = await runSettlement(deps, { partnerId: 'ptr_a' });
 
-    expect(created.map((batch) => batch.clientId)).toEqual(['shop-2']);
+    expect(created).toEqual([]);
+    const [started] = store.callsOf('startBuild').map((call) => call.split(' ')[0] as string);
+    expect(store.builds.get(started as string)?.batch.totals.netMinor).toBe(472);
+    expect(store.callsOf('reserveLines')).toEqual([`${started} 3`]);
+    expect(store.callsOf('commitBuild')).toEqual([]);
+    expect(store.callsOf('discardBuild')).toEqual([started]);
+    expect(store.builds.get(started as string)?.status).toBe('discarded');
+    expect(store.stillWaiting('ptr_a')).toEqual(['svc_tx_0#refund#000000001500', 'svc_tx_1#sale']);
+  });
+
+  it('discards a build that got none of its lines', async () => {
+    const { deps, store } = depsWith({ ptr_a: [line(1), line(2)] }, { takenByAnotherRun: () => true });
+
+    await expect(runSettlement(deps, { partnerId: 'ptr_a' })).resolves.toEqual([]);
+
+    const [started] = store.callsOf('startBuild').map((call) => call.split(' ')[0] as string);
+    expect(store.callsOf('commitBuild')).toEqual([]);
+    expect(store.callsOf('discardBuild')).toEqual([started]);
+  });
+
+  it('discards a build whose commit is lost, answering no batch for it, and its lines wait again', async () => {
+    const { deps, store } = depsWith({ ptr_a: [line(1, 'shop-1'), line(2, 'shop-2')] }, { commit: (batch) => (batch.clientId === 'shop-1' ? 'lost' : undefined) });
+
+    const created = await runSettlement(deps, { partnerId: 'ptr_a' });
+
+    expect(created.map((batch) => [batch.clientId, batch.transactionIds])).toEqual([['shop-2', ['svc_tx_2']]]);
+    const lost = [...store.builds.values()].find((build) => build.batch.clientId === 'shop-1');
+    expect(lost?.status).toBe('discarded');
+    expect(store.callsOf('commitBuild')).toContain(`${lost?.batch.id} 1`);
+    expect(store.callsOf('discardBuild')).toEqual([lost?.batch.id]);
+    expect(store.stillWaiting('ptr_a')).toEqual(['svc_tx_1#sale']);
+  });
+
+  it('loses a build whose lease another run took after its last renewal: the commit is refused, the build discarded, the other run`s lease kept', async () => {
+    const { deps, store } = depsWith({ ptr_a: [line(1), line(2)] }, { beforeReserve: (_batch, _n, fake) => fake.holdGroup(shop('shop-1'), 'overtaking-run') });
+
+    const created = await runSettlement(deps, { partnerId: 'ptr_a' });
+
+    expect(created).toEqual([]);
+    const [build] = [...store.builds.values()];
+    expect(store.callsOf('commitBuild')).toEqual([`${build?.batch.id} 2`]);
+    expect(build?.status).toBe('discarded');
+    expect(store.stillWaiting('ptr_a')).toEqual(['svc_tx_1#sale', 'svc_tx_2#sale']);
+    expect(store.leases.get('ptr_a/shop-1/EUR')?.runId).toBe('overtaking-run');
+  });
+
+  it('reserves a large batch 1,000 lines at a time, renewing the lease before each slice, then builds the next batch of the group', async () => {
+    // 10,050 sales: 10,000 (the oldest) in one batch, the other 50 in a second.
+    const { deps, store } = depsWith({ ptr_a: sales(1, 10_050) });
+
+    const created = await runSettlement(deps, { partnerId: 'ptr_a' });
+
+    expect(created.map((batch) => [batch.lineCount, batch.transactionIds[0], batch.transactionIds.at(-1)])).toEqual([
+      [10_000, 'svc_tx_1', 'svc_tx_10000'],
+      [50, 'svc_tx_10001', 'svc_tx_10050'],
+    ]);
+    expect(created.map((batch) => batch.totals)).toEqual([times(10_000, sale), times(50, sale)]);
+    const [first, second] = created.map((batch) => batch.id);
+    const slice = (id: string | undefined, count: number) => ['claimGroup ptr_a/shop-1/EUR', `reserveLines ${id} ${count}`];
+    expect(store.calls.slice(2)).toEqual([
+      'claimGroup ptr_a/shop-1/EUR',
+      `startBuild ${first} shop-1`,
+      ...Array.from({ length: 10 }, () => slice(first, 1_000)).flat(),
+      `commitBuild ${first} 10000`,
+      `startBuild ${second} shop-1`,
+      ...slice(second, 50),
+      `commitBuild ${second} 50`,
+      'releaseGroup ptr_a/shop-1/EUR',
+    ]);
+    expect(store.stillWaiting('ptr_a')).toEqual([]);
+  });
+
+  it('stops a group`s later batches when one got fewer lines than planned: they wait for the next run', async () => {
+    const { deps, store } = depsWith({ ptr_a: sales(1, 10_050) }, { takenByAnotherRun: (item) => item.svcTxId === 'svc_tx_5' });
+
+    const created = await runSettlement(deps, { partnerId: 'ptr_a' });
+
+    expect(created.map((batch) => batch.lineCount)).toEqual([9_999]);
+    expect(created[0]?.transactionIds).not.toContain('svc_tx_5');
+    expect(created[0]?.totals).toEqual(times(9_999, sale));
+    expect(store.callsOf('startBuild')).toEqual([`${created[0]?.id} shop-1`]);
+    expect(store.stillWaiting('ptr_a')).toEqual(sales(10_001, 50).map(lineId));
+  });
+
+  it('discards a build whose lease could not be renewed mid-way (another run took the group), and leaves that run`s lease', async () => {
+    // Before the third slice of 1,000, another run holds the group: the renewal fails.
+    const { deps, store } = depsWith({ ptr_a: sales(1, 10_050) }, { beforeReserve: (_batch, n, fake) => (n === 2 ? fake.holdGroup(shop('shop-1'), 'overtaking-run') : undefined) });
+
+    const created = await runSettlement(deps, { partnerId: 'ptr_a' });
+
+    expect(created).toEqual([]);
+    const [build] = [...store.builds.values()];
+    expect(store.callsOf('reserveLines')).toEqual([`${build?.batch.id} 1000`, `${build?.batch.id} 1000`]);
+    expect(store.callsOf('commitBuild')).toEqual([]);
+    expect(store.callsOf('discardBuild')).toEqual([build?.batch.id]);
+    expect(store.stillWaiting('ptr_a')).toHaveLength(10_050);
+    expect(store.leases.get('ptr_a/shop-1/EUR')?.runId).toBe('overtaking-run');
+  });
+
+  it('skips a group another run holds, and settles the partner`s other groups', async () => {
+    const { deps, store } = depsWith({ ptr_a: [line(1, 'shop-1'), line(2, 'shop-2'), line(3, 'shop-3')] });
+    store.holdGroup(shop('shop-1'));
+
+    const created = await runSettlement(deps, { partnerId: 'ptr_a' });
+
+    expect(created.map((batch) => [batch.clientId, batch.transactionIds]).sort()).toEqual([
+      ['shop-2', ['svc_tx_2']],
+      ['shop-3', ['svc_tx_3']],
+    ]);
+    expect(store.callsOf('claimGroup').filter((group) => group === 'ptr_a/shop-1/EUR')).toHaveLength(1);
+    expect(store.callsOf('startBuild').map((call) => call.split(' ')[1]).sort()).toEqual(['shop-2', 'shop-3']);
+    expect(store.callsOf('releaseGroup')).not.toContain('ptr_a/shop-1/EUR');
+    expect(store.leases.get('ptr_a/shop-1/EUR')?.runId).toBe('another-run');
+    expect(store.stillWaiting('ptr_a')).toEqual(['svc_tx_1#sale']);
+  });
+
+  it('keeps the batches it made when another group`s build or another partner`s read fails', async () => {
+    const { deps, store } = depsWith(
+      { ptr_a: [line(1, 'shop-1'), line(2, 'shop-2'), line(3, 'shop-3'), line(4, 'shop-4')] },
+      {
+        beforeReserve: (batch) => {
+          if (batch.clientId === 'shop-1') throw new Error('reserve failed');
+        },
+        commit: (batch) => {
+          if (batch.clientId === 'shop-2') throw new Error('commit failed');
+          return undefined;
+        },
+        startBuild: (batch) => {
+          if (batch.clientId === 'shop-3') throw new Error('start failed');
+        },
+      },
+    );
+
+    const created = await runSettlement(deps, {});
+
+    expect(created.map((batch) => [batch.clientId, batch.transactionIds])).toEqual([['shop-4', ['svc_tx_4']]]);
+    expect(store.calls).toContain('listWaiting ptr_broken');
+    // Each failed group's lease is given back: the next run takes it at once (and discards what it left building).
+    expect(store.callsOf('releaseGroup').sort()).toEqual(['ptr_a/shop-1/EUR', 'ptr_a/shop-2/EUR', 'ptr_a/shop-3/EUR', 'ptr_a/shop-4/EUR']);
+    expect(store.leases.size).toBe(0);
+    expect([...store.builds.values()].map((build) => [build.batch.clientId, build.status]).sort()).toEqual([
+      ['shop-1', 'building'],
+      ['shop-2', 'building'],
+      ['shop-4', 'pending'],
+    ]);
   });
 
   it('keeps what it made when the list of partners fails part-way', async () => {
-    const { deps } = depsWith({ ptr_a: [line(1)] }, []);
+    const { deps } = depsWith({ ptr_a: [line(1)] });
     deps.partners.allPartnerIds = async function* () {
       yield 'ptr_a';
       throw new Error('partner page read failed');
@@ -117,66 +439,113 @@ describe('runSettlement', () => {
 
     const created = await runSettlement(deps, {});
 
-    expect(created).toHaveLength(1);
+    expect(created.map((batch) => batch.transactionIds)).toEqual([['svc_tx_1']]);
   });
 
-  it('plans a batch again without the lines another run took, and totals what is left', async () => {
-    const { deps } = depsWith({ ptr_a: [line(1), line(2), line(3)] }, [(batch) => ({ outcome: 'taken', taken: [batch.lines[1] as SettlementItem] })]);
+  it('fails as a whole, with the first failure, only when it made nothing (a table that is down is a 503, not "nothing to settle")', async () => {
+    const down = new Error('table unavailable');
+    const { deps, store } = depsWith(
+      { ptr_a: [line(1, 'shop-1'), line(2, 'shop-2')] },
+      {
+        startBuild: (batch) => {
+          if (batch.clientId === 'shop-1') throw down;
+        },
+        beforeReserve: () => {
+          throw new Error('later failure');
+        },
+      },
+    );
 
-    const [batch] = await runSettlement(deps, { partnerId: 'ptr_a' });
-
-    expect(batch?.lines.map((l) => l.svcTxId)).toEqual(['svc_tx_1', 'svc_tx_3']);
-    expect(batch?.totals).toEqual({ grossMinor: 2000, processorFeesMinor: 58, platformFeesMinor: 60, netMinor: 1882 });
+    await expect(runSettlement(deps, {})).rejects.toBe(down);
+    expect(store.committed()).toEqual([]);
   });
 
   it('settles a refund of a sale not yet settled in the same batch as its sale: nothing is held back', async () => {
-    const { deps, written } = depsWith({ ptr_a: [refundLine(1, 400), line(2), line(1)] }, []);
+    const { deps, store } = depsWith({ ptr_a: [refundLine(1, 400), line(2), line(1)] });
 
     const created = await runSettlement(deps, { partnerId: 'ptr_a' });
 
-    expect(created).toEqual(written);
-    expect(created.map((batch) => batch.lines.map((l) => `${l.svcTxId}#${l.key}`))).toEqual([['svc_tx_1#sale', 'svc_tx_1#refund#000000000400', 'svc_tx_2#sale']]);
-    expect(created[0]?.totals).toEqual({ grossMinor: 1600, processorFeesMinor: 46, platformFeesMinor: 48, netMinor: 1506 });
+    expect(created).toHaveLength(1);
+    const [batch] = created as [SettlementBatch];
+    expect(store.builds.get(batch.id)?.lines.map(lineId)).toEqual(['svc_tx_1#sale', 'svc_tx_1#refund#000000000400', 'svc_tx_2#sale']);
+    expect(batch.transactionIds).toEqual(['svc_tx_1', 'svc_tx_2']);
+    expect(batch.adjustments.map(lineId)).toEqual(['svc_tx_1#refund#000000000400']);
+    expect(batch.lineCount).toBe(3);
+    expect(batch.totals).toEqual({ grossMinor: 1600, processorFeesMinor: 46, platformFeesMinor: 48, netMinor: 1506 });
   });
 
   it('makes no batch for a merchant whose waiting entries net below zero (it owes), and settles the partner`s other merchants', async () => {
-    const { deps, attempts } = depsWith({ ptr_a: [line(1, 'shop-1'), refundLine(0, 2000, 'shop-1'), line(2, 'shop-2')] }, []);
+    const { deps, store } = depsWith({ ptr_a: [line(1, 'shop-1'), refundLine(0, 2000, 'shop-1'), line(2, 'shop-2')] });
 
     const created = await runSettlement(deps, { partnerId: 'ptr_a' });
 
-    expect(attempts.map((batch) => batch.clientId)).toEqual(['shop-2']);
-    expect(created.map((batch) => batch.clientId)).toEqual(['shop-2']);
+    expect(created.map((batch) => [batch.clientId, batch.transactionIds])).toEqual([['shop-2', ['svc_tx_2']]]);
+    expect(store.callsOf('claimGroup')).not.toContain('ptr_a/shop-1/EUR');
+    expect(store.callsOf('startBuild').map((call) => call.split(' ')[1])).toEqual(['shop-2']);
+    expect(store.stillWaiting('ptr_a')).toEqual(['svc_tx_1#sale', 'svc_tx_0#refund#000000002000']);
   });
 
   it('answers an empty run, not a failure, when the only merchant owes', async () => {
-    const { deps, attempts } = depsWith({ ptr_a: [line(1), refundLine(0, 2000)] }, []);
+    const { deps, store } = depsWith({ ptr_a: [line(1), refundLine(0, 2000)] });
 
     await expect(runSettlement(deps, { partnerId: 'ptr_a' })).resolves.toEqual([]);
-    expect(attempts).toEqual([]);
+    expect(store.callsOf('startBuild')).toEqual([]);
   });
 
-  it('writes no batch when what another run left of it no longer nets above zero', async () => {
-    const { deps, attempts } = depsWith({ ptr_a: [refundLine(0, 1500), line(1), line(2)] }, [(batch) => ({ outcome: 'taken', taken: batch.lines.filter((l) => l.svcTxId === 'svc_tx_2') })]);
+  it('discards the builds that runs cut off left, before reading what waits, so their lines are settled by this run; a group a live run holds is left alone', async () => {
+    // Arrange: a build left building on shop-1 with svc_tx_1 reserved (its run died, its lease lapsed); another on
+    // shop-2 with svc_tx_2, whose group a live run still holds.
+    const { deps, store } = depsWith({ ptr_a: [line(1, 'shop-1'), line(2, 'shop-2'), line(3, 'shop-1')] });
+    store.leaveBuild({ id: 'stale_1', partnerId: 'ptr_a', clientId: 'shop-1', currency: currencyCode('EUR') }, [line(1, 'shop-1')], 'building');
+    store.leaveBuild({ id: 'live_2', partnerId: 'ptr_a', clientId: 'shop-2', currency: currencyCode('EUR') }, [line(2, 'shop-2')], 'building');
+    store.leases.set('ptr_a/shop-1/EUR', { runId: 'crashed-run', expiresAt: new Date(NOW.getTime() - 1).toISOString() });
+    store.holdGroup(shop('shop-2'), 'live-run');
+
+    // Act
+    const created = await runSettlement(deps, { partnerId: 'ptr_a' });
+
+    // Assert: stale_1 discarded (its group claimed, then released) before the read; live_2 untouched.
+    expect(store.calls.slice(0, 7)).toEqual([
+      'listBuilds ptr_a',
+      'claimGroup ptr_a/shop-1/EUR',
+      'discardBuild stale_1',
+      'releaseGroup ptr_a/shop-1/EUR',
+      'claimGroup ptr_a/shop-2/EUR',
+      'listWaiting ptr_a',
+      'claimGroup ptr_a/shop-1/EUR',
+    ]);
+    expect(store.callsOf('discardBuild')).toEqual(['stale_1']);
+    expect(store.builds.get('stale_1')?.status).toBe('discarded');
+    expect(store.builds.get('live_2')?.status).toBe('building');
+    expect(store.reservedBy.get('svc_tx_2#sale')).toBe('live_2');
+    expect(store.leases.get('ptr_a/shop-2/EUR')?.runId).toBe('live-run');
+    expect(created.map((batch) => [batch.clientId, batch.transactionIds])).toEqual([['shop-1', ['svc_tx_1', 'svc_tx_3']]]);
+    // Discarded just now: not yet forgotten (a run cut off might still be reserving for it).
+    expect(store.callsOf('forgetBuild')).toEqual([]);
+  });
+
+  it('forgets a discarded build once a lease has passed since its discard, and not before', async () => {
+    const { deps, store } = depsWith({ ptr_a: [line(1)] });
+    const currency = currencyCode('EUR');
+    store.leaveBuild({ id: 'old_discard', partnerId: 'ptr_a', clientId: 'shop-1', currency }, [], 'discarded', new Date(NOW.getTime() - GROUP_LEASE_MS - 1).toISOString());
+    store.leaveBuild({ id: 'new_discard', partnerId: 'ptr_a', clientId: 'shop-1', currency }, [], 'discarded', new Date(NOW.getTime() - GROUP_LEASE_MS + 1000).toISOString());
 
     const created = await runSettlement(deps, { partnerId: 'ptr_a' });
 
-    // 941 + 941 - 1,410 = 472 planned; without svc_tx_2, 941 - 1,410 < 0: the merchant owes, nothing is written.
-    expect(attempts.map((batch) => batch.totals.netMinor)).toEqual([472]);
-    expect(created).toEqual([]);
+    expect(store.callsOf('discardBuild').slice(0, 2)).toEqual(['old_discard', 'new_discard']);
+    expect(store.callsOf('forgetBuild')).toEqual(['old_discard']);
+    expect((await store.listBuilds('ptr_a')).map((build) => build.id)).toEqual(['new_discard']);
+    expect(created.map((batch) => batch.transactionIds)).toEqual([['svc_tx_1']]);
   });
 
-  it('keeps the batches it made when another batch`s write or another partner`s read fails', async () => {
-    const { deps } = depsWith({ ptr_a: [line(1, 'shop-1'), line(2, 'shop-2'), line(3, 'shop-3')] }, [new Error('write failed')]);
+  it('leaves the builds of other clients alone in a run of one client', async () => {
+    const { deps, store } = depsWith({ ptr_a: [line(1, 'shop-1'), line(2, 'shop-2')] });
+    store.leaveBuild({ id: 'stale_2', partnerId: 'ptr_a', clientId: 'shop-2', currency: currencyCode('EUR') }, [line(2, 'shop-2')], 'building');
 
-    const created = await runSettlement(deps, {});
+    const created = await runSettlement(deps, { partnerId: 'ptr_a', clientId: 'shop-1' });
 
-    expect(created.map((batch) => batch.clientId).sort()).toEqual(['shop-2', 'shop-3']);
-  });
-
-  it('fails as a whole only when nothing was made (a table that is down is a 503, not "nothing to settle")', async () => {
-    const down = new Error('table unavailable');
-    const { deps } = depsWith({ ptr_a: [line(1)] }, [down]);
-
-    await expect(runSettlement(deps, { partnerId: 'ptr_a' })).rejects.toBe(down);
+    expect(created.map((batch) => [batch.clientId, batch.transactionIds])).toEqual([['shop-1', ['svc_tx_1']]]);
+    expect(store.callsOf('discardBuild')).toEqual([]);
+    expect(store.builds.get('stale_2')?.status).toBe('building');
   });
 });

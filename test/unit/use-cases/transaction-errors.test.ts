@@ -63,6 +63,7 @@ function depsWith(overrides: { transactions?: Partial<TransactionStore>; process
       getTransaction: async (svcTxId) => (svcTxId === initialized.svcTxId ? initialized : undefined),
       attachPaymentIntent: async () => undefined,
       listTransactions: unused,
+      withSettlementStatus: async (transactions) => transactions,
       ...overrides.transactions,
     },
     clients: { getClient: async () => client },

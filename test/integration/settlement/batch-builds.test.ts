@@ -1,0 +1,117 @@
+/**
+ * Batches of any size up to 10,000 lines (decisions.md §7): built invisibly, committed by one conditional write, one
+ * run at a time per group. At the use case and the store, with the real table: payments are seeded straight into
+ * the settlement index in the shape the service writes on success. The runs over thousands are in
+ * `test/scale/settlement-batch-sizes.test.ts`.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { settlementDeps } from '../../../lib/composition';
+import { contentsOf, railFor, type SettlementBatch, totalsOf } from '../../../lib/domain/settlement';
+import { listBalances } from '../../../lib/store/balances';
+import { listWaiting } from '../../../lib/store/settlement-waiting';
+import * as store from '../../../lib/store/settlements';
+import { getTransaction, withSettlementStatus } from '../../../lib/store/transactions';
+import { runSettlement } from '../../../lib/use-cases/settlements';
+import { usePartnerSuite } from '../../support/api';
+import { seedWaitingPayments } from '../../support/settlement';
+
+const suite = usePartnerSuite();
+
+async function freshMerchant() {
+  const partner = await suite.api.createPartner();
+  const clientId = await suite.api.createClient(partner);
+  return { partnerId: partner.partnerId, clientId };
+}
+
+const statusOf = async (svcTxId: string) => (await withSettlementStatus([(await getTransaction(svcTxId))!]))[0]?.settlementStatus;
+
+/** A build left by a run that died: its lease already lapsed, its record `building`, `reserve` of its lines reserved. */
+async function deadRunsBuild(payee: { partnerId: string; clientId: string }, reserve: number) {
+  const waiting = (await listWaiting(payee.partnerId, payee.clientId, undefined)).items.slice(0, reserve);
+  const group = { ...payee, currency: 'EUR' };
+  const deadRun = `dead-${randomUUID()}`;
+  const now = new Date();
+  expect(await store.claimGroup(group, deadRun, new Date(now.getTime() - 1).toISOString(), new Date(now.getTime() - 60_000).toISOString())).toBe(true);
+  const batch: SettlementBatch = {
+    id: randomUUID(),
+    ...payee,
+    currency: waiting[0]!.currency,
+    transactionIds: [],
+    adjustments: [],
+    lineCount: 0,
+    totals: { grossMinor: 0, processorFeesMinor: 0, platformFeesMinor: 0, netMinor: 0 },
+    status: 'pending',
+    rail: railFor(waiting[0]!.currency),
+    transferId: null,
+    payoutClaim: null,
+    payoutAttempts: 0,
+    failureReason: null,
+    createdAt: now.toISOString(),
+    updatedAt: now.toISOString(),
+  };
+  await store.startBuild(batch, deadRun);
+  const reserved = await store.reserveLines(batch, waiting);
+  return { batch, reserved, group, deadRun };
+}
+
+describe('settlement batches up to 10,000 lines', () => {
+  it('settles a group of 250 payments in one batch, listed whole, every transaction queued', async () => {
+    const payee = await freshMerchant();
+    const ids = await seedWaitingPayments(payee, 250);
+
+    const batches = await runSettlement(settlementDeps, { partnerId: payee.partnerId });
+
+    expect(batches).toHaveLength(1);
+    expect(batches[0]?.transactionIds).toEqual(ids);
+    expect(batches[0]?.lineCount).toBe(250);
+    const listed = await store.listBatches(payee.partnerId, {}, { limit: 10 });
+    expect(listed.items.map((batch) => [batch.id, batch.transactionIds.length])).toEqual([[batches[0]?.id, 250]]);
+    expect(await store.getBatch(batches[0]!.id)).toEqual(batches[0]);
+    expect(new Set(await Promise.all(ids.map(statusOf)))).toEqual(new Set(['queued']));
+    expect(await store.batchLines(batches[0]!.id)).toHaveLength(250);
+  }, 120_000);
+
+});
+
+describe('a batch as readers see it', () => {
+  it('is invisible while building: no batch listed or found, its lines unsettled and still in the balance; committed, all of it at once', async () => {
+    const payee = await freshMerchant();
+    const ids = await seedWaitingPayments(payee, 30);
+    const balanceBefore = (await listBalances(payee.partnerId, { limit: 10 })).items;
+    const { batch, reserved, group, deadRun } = await deadRunsBuild(payee, 30);
+    expect(reserved).toHaveLength(30);
+
+    // Building: nothing of it shows.
+    expect(await store.getBatch(batch.id)).toBeUndefined();
+    expect((await store.listBatches(payee.partnerId, {}, { limit: 10 })).items).toEqual([]);
+    expect(new Set(await Promise.all(ids.map(statusOf)))).toEqual(new Set(['unsettled']));
+    expect((await listBalances(payee.partnerId, { limit: 10 })).items).toEqual(balanceBefore);
+    expect((await listWaiting(payee.partnerId, undefined, undefined)).items).toEqual([]);
+
+    // Committed by its run (which still holds the group): visible whole, every line queued.
+    expect(await store.claimGroup(group, deadRun, new Date(Date.now() + 60_000).toISOString(), new Date().toISOString())).toBe(true);
+    const made = { ...batch, ...contentsOf(reserved), totals: totalsOf(reserved) };
+    expect(await store.commitBuild(made, reserved, deadRun, group)).toBe('committed');
+    expect((await store.getBatch(batch.id))?.transactionIds).toEqual(ids);
+    expect(new Set(await Promise.all(ids.map(statusOf)))).toEqual(new Set(['queued']));
+    expect((await listBalances(payee.partnerId, { limit: 10 })).items).toEqual([]);
+  }, 120_000);
+
+  it('a build left by a run that died is discarded by the next run, which settles every line in one batch of its own', async () => {
+    const payee = await freshMerchant();
+    const ids = await seedWaitingPayments(payee, 40);
+    const { batch, reserved, group, deadRun } = await deadRunsBuild(payee, 25);
+    expect(reserved).toHaveLength(25);
+
+    const batches = await runSettlement(settlementDeps, { partnerId: payee.partnerId });
+
+    expect(batches).toHaveLength(1);
+    expect(batches[0]?.id).not.toBe(batch.id);
+    expect(batches[0]?.transactionIds).toEqual(ids);
+    expect(await store.getBatch(batch.id)).toBeUndefined();
+    // The dead run, back, cannot commit what was discarded.
+    expect(await store.commitBuild({ ...batch, transactionIds: reserved.map((line) => line.svcTxId) }, reserved, deadRun, group)).toBe('lost');
+    expect((await store.listBatches(payee.partnerId, {}, { limit: 10 })).items.map((b) => b.id)).toEqual([batches[0]?.id]);
+  }, 120_000);
+});
