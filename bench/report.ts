@@ -38,6 +38,16 @@ export const TARGETS: Target[] = [
   },
   bound('settlement: 10,000 transactions batched within 30 s', 'settlement_10k_s', '<=', 30, ' s'),
   bound('settlement: with 100,000 settled in the table at most 1.2x as long', 'settlement_history_ratio', '<=', 1.2),
+  {
+    name: 'settlement: one batch per group (partner, client, currency) at 10,000 eligible',
+    check: (figures) => {
+      const batches = numberOf(figures, 'settlement_batches');
+      const groups = numberOf(figures, 'settlement_groups');
+      if (batches === undefined || groups === undefined) return undefined;
+      return { shown: `settlement_batches = ${batches}, settlement_groups = ${groups}`, met: batches === groups };
+    },
+  },
+  bound('settlement: one merchant`s 100,000 settled (10 batches, continuations included) within 240 s', 'settlement_one_group_100k_s', '<=', 240, ' s'),
   bound('capacity: 10,000 payments/s before a partition reaches its limit', 'capacity_ceiling_payments_per_s', '>=', 10_000),
   bound('capacity: 3,000 payments/s from one partner', 'capacity_ceiling_one_partner_per_s', '>=', 3_000),
   bound('capacity: no key above half its partition limit at the model load', 'capacity_hottest_key_share', '<=', 0.5),

@@ -104,7 +104,7 @@ export interface ScenarioResult {
 
 
 /** Partners, their clients (each with its own fee settings) and a platform key, through the admin and partner APIs. */
-async function setUpPayees(service: ServiceProcess, token: string, config: Config): Promise<{ payees: Payee[]; platformKey: string }> {
+async function setUpPayees(service: ServiceProcess, token: string, config: Config): Promise<{ payees: Payee[]; platformKey: string; partnerKeys: Map<string, string> }> {
   const post = async (path: string, body: unknown, headers: Record<string, string>) => {
     const response = await fetch(`${service.baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
     const json = (await response.json()) as Record<string, unknown>;
@@ -113,10 +113,12 @@ async function setUpPayees(service: ServiceProcess, token: string, config: Confi
   };
   const admin = (path: string, body: unknown) => post(path, body, { authorization: `Bearer ${token}` });
   const payees: Payee[] = [];
+  const partnerKeys = new Map<string, string>();
   for (let p = 0; p < PARTNERS; p++) {
     const serviceFee = 1 + p * 0.25;
     const partner = await admin('/admin/partners', { name: `Settle Bench ${p}`, service_fee_percentage: serviceFee, kyc_status: 'approved', rate_limit_per_minute: 1_000_000 });
     const key = await admin(`/admin/partners/${String(partner.partner_id)}/api-keys`, { scope: 'partner' });
+    partnerKeys.set(String(partner.partner_id), String(key.api_key));
     for (const [c, currencies] of CLIENT_CURRENCIES.entries()) {
       // The first client pays the partner's fee; the second its own, with a flat fee on USD payments.
       const body = { client_id: `settle-bench-${p}-${c}`, legal_name: `Settle Merchant ${p}-${c} Ltd`, ...(c === 1 ? { partner_fee_percentage: 3.5, partner_fee_flat_usd: 0.3 } : {}) };
@@ -144,7 +146,7 @@ async function setUpPayees(service: ServiceProcess, token: string, config: Confi
     }
   }
   const platform = await admin('/admin/api-keys', { scope: 'platform' });
-  return { payees, platformKey: String(platform.api_key) };
+  return { payees, platformKey: String(platform.api_key), partnerKeys };
 }
 
 /**
@@ -157,11 +159,12 @@ function* transactionsToSeed(
   payees: Payee[],
   history: number,
   dayStart: number,
+  shape: SeedShape,
 ): Generator<{ item: Record<string, unknown>; eligible: boolean; tx: Transaction; refund?: LedgerEntry }> {
   const randoms = { history: seededRandom(7), eligible: seededRandom(9) };
   const slots = payees.flatMap((payee) => payee.currencies.map((currency) => ({ payee, currency: currencyCode(currency) })));
   let historyBatchId = randomUUID();
-  for (let i = 0; i < history + ELIGIBLE; i++) {
+  for (let i = 0; i < history + shape.eligible; i++) {
     const eligible = i >= history;
     const next = eligible ? randoms.eligible : randoms.history;
     const { payee, currency } = slots[(eligible ? i - history : i) % slots.length] as { payee: Payee; currency: CurrencyCode };
@@ -200,7 +203,7 @@ function* transactionsToSeed(
     yield { item, eligible, tx };
     // One waiting payment in REFUNDED_EVERY was partly refunded: its refund entry waits beside it (the ledger's own
     // entry, as the processor event writes it), and the batch that takes the payment takes the entry.
-    if (eligible && (i - history) % REFUNDED_EVERY === 0) {
+    if (eligible && shape.refundedEvery > 0 && (i - history) % shape.refundedEvery === 0) {
       const refunded = Math.max(1, Math.floor(amountMinor * 0.3));
       const facts = { refundedMinor: refunded, refundSteps: [{ toMinor: refunded, refundIds: [`re_bench${i}`] }], disputes: [] };
       const [refund] = reversalEntries(tx, tx.fees, facts, tx.updatedAt);
@@ -215,13 +218,21 @@ const documentClientFor = (config: Config) =>
     { marshallOptions: { removeUndefinedValues: true } },
   );
 
-async function seed(db: DynamoDBDocumentClient, table: string, payees: Payee[], history: number): Promise<Seeded> {
+/** How many waiting payments to seed, and one in how many carries a partial refund entry (0: none). */
+interface SeedShape {
+  eligible: number;
+  refundedEvery: number;
+}
+
+const TEN_K: SeedShape = { eligible: ELIGIBLE, refundedEvery: REFUNDED_EVERY };
+
+async function seed(db: DynamoDBDocumentClient, table: string, payees: Payee[], history: number, shape: SeedShape = TEN_K): Promise<Seeded> {
   const started = performance.now();
   const dayStart = new Date().setUTCHours(0, 0, 0, 0);
-  const source = transactionsToSeed(payees, history, dayStart);
+  const source = transactionsToSeed(payees, history, dayStart, shape);
   const seeded: Seeded = { items: 0, ms: 0, eligibleIds: new Set(), refunds: 0, grossByCurrency: new Map(), expectedBatches: 0, groups: 0 };
   const groups = new Map<string, number>();
-  const total = history + ELIGIBLE;
+  const total = history + shape.eligible;
   let reported = 0;
   const worker = async () => {
     for (;;) {
@@ -336,10 +347,72 @@ async function measure(hooks: SettlementBenchHooks, label: string, history: numb
   }
 }
 
+/** One merchant's waiting payments for the one-group scenario: 100,000 make 10 batches of 10,000. */
+const ONE_GROUP = Number(process.env.BENCH_SETTLEMENT_ONE_GROUP ?? 100_000);
+/** The one-group scenario is waited for at most this long (its target is 240 s). */
+const ONE_GROUP_WAIT_MS = 900_000;
+
+/** Every batch of one partner, through `GET /settlements` page by page (pages stop before ~4 MB). */
+async function listedBatches(service: ServiceProcess, apiKey: string): Promise<RunBatch[]> {
+  const batches: RunBatch[] = [];
+  let cursor: string | null = null;
+  do {
+    const response = await fetch(`${service.baseUrl}/settlements?limit=200${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`, { headers: { 'x-api-key': apiKey } });
+    const body = (await response.json()) as { items: RunBatch[]; next_cursor: string | null };
+    if (response.status !== 200) throw new Error(`GET /settlements answered ${response.status}: ${JSON.stringify(body).slice(0, 300)}`);
+    batches.push(...body.items);
+    cursor = body.next_cursor;
+  } while (cursor !== null);
+  return batches;
+}
+
+/**
+ * c. One merchant's `ONE_GROUP` waiting payments in one currency: one `POST /settlements/run`, which makes what it can
+ * in its 29 s and sends the rest to the continuation queue; timed until `GET /settlements` lists every payment in a
+ * batch (decisions.md §7: 10 batches of 10,000).
+ */
+async function measureOneGroup(hooks: SettlementBenchHooks) {
+  progress(`\nSettlement (one merchant, ${ONE_GROUP.toLocaleString('en')} eligible in one currency): starting a fresh service`);
+  const service = await hooks.startService();
+  try {
+    const config = loadConfig({ ...process.env, ...service.env });
+    const db = documentClientFor(config);
+    const { payees, partnerKeys } = await setUpPayees(service, await hooks.adminToken(), config);
+    const payee = { ...(payees[0] as Payee), currencies: ['EUR'] };
+    const seeded = await seed(db, config.TABLE_NAME, [payee], 0, { eligible: ONE_GROUP, refundedEvery: 0 });
+    progress(`  seeding took ${round(seeded.ms / 1000)} s; waiting for the service to go idle`);
+    await waitUntilIdle(service, IDLE_WAIT_MS, () => progress(`  the service was still busy after ${IDLE_WAIT_MS / 1000} s; measuring anyway`));
+    const apiKey = partnerKeys.get(payee.partnerId) as string;
+    const started = performance.now();
+    const response = await fetch(`${service.baseUrl}/settlements/run?client_id=${encodeURIComponent(payee.clientId)}`, { method: 'POST', headers: { 'x-api-key': apiKey } });
+    const answer = (await response.json()) as { created_batches: number; continuing: boolean };
+    const answeredMs = performance.now() - started;
+    if (response.status !== 200) throw new Error(`POST /settlements/run answered ${response.status}: ${JSON.stringify(answer).slice(0, 300)}`);
+    progress(`  the run answered in ${Math.round(answeredMs)} ms: ${answer.created_batches} batches, continuing ${answer.continuing}`);
+    let batches: RunBatch[] = [];
+    let settled = 0;
+    while (settled < seeded.eligibleIds.size) {
+      if (performance.now() - started > ONE_GROUP_WAIT_MS) throw new Error(`one-group settlement: ${settled} of ${seeded.eligibleIds.size} batched after ${ONE_GROUP_WAIT_MS / 1000} s`);
+      await sleep(2_000);
+      batches = await listedBatches(service, apiKey);
+      const now = batches.reduce((sum, batch) => sum + batch.transactionIds.length, 0);
+      if (now !== settled) progress(`  ${batches.length} batches, ${now.toLocaleString('en')} payments (${round((performance.now() - started) / 1000)} s)`);
+      settled = now;
+    }
+    const settledMs = performance.now() - started;
+    await verify(db, config.TABLE_NAME, [payee], seeded, batches);
+    if (batches.length !== seeded.expectedBatches) throw new Error(`one-group settlement: ${batches.length} batches, planned ${seeded.expectedBatches}`);
+    return { seeded, answeredMs, firstCallBatches: answer.created_batches, continuing: answer.continuing, settledMs, batches: batches.length };
+  } finally {
+    await hooks.stopService(service);
+  }
+}
+
 /** Runs both scenarios, prints a table, and returns the figures (main.ts puts them in its JSON line). */
 export async function benchSettlement(hooks: SettlementBenchHooks) {
   const alone = await measure(hooks, `${ELIGIBLE.toLocaleString('en')} eligible`, 0);
   const withHistory = await measure(hooks, `${ELIGIBLE.toLocaleString('en')} eligible + ${HISTORY.toLocaleString('en')} settled`, HISTORY);
+  const oneGroup = await measureOneGroup(hooks);
   const ratio = Math.round((withHistory.untilBatchedMs / alone.untilBatchedMs) * 100) / 100;
   const machine = `${availableParallelism()} cores, ${cpus()[0]?.model.trim() ?? 'unknown CPU'}`;
 
@@ -360,6 +433,9 @@ export async function benchSettlement(hooks: SettlementBenchHooks) {
     })),
   );
   out.log(`Targets: everything batched within 30,000 ms; with history at most 1.2x. Ratio: ${ratio}`);
+  out.log(
+    `\nOne merchant, ${ONE_GROUP.toLocaleString('en')} waiting payments in one currency: one POST /settlements/run (answered in ${Math.round(oneGroup.answeredMs)} ms with ${oneGroup.firstCallBatches} batches, continuing ${oneGroup.continuing}), the rest by continuations: ${oneGroup.batches} batches, everything batched in ${round(oneGroup.settledMs / 1000)} s (target 240 s)`,
+  );
   const summary = {
     settlement_eligible: ELIGIBLE,
     settlement_refund_entries: alone.seeded.refunds,
@@ -372,6 +448,10 @@ export async function benchSettlement(hooks: SettlementBenchHooks) {
     settlement_history_ratio: ratio,
     settlement_batches: alone.calls.reduce((sum, call) => sum + call.batches, 0),
     settlement_groups: alone.seeded.groups,
+    settlement_one_group_payments: ONE_GROUP,
+    settlement_one_group_batches: oneGroup.batches,
+    settlement_one_group_first_answer_ms: Math.round(oneGroup.answeredMs),
+    settlement_one_group_100k_s: round(oneGroup.settledMs / 1000),
     settlement_seed_history_ms: Math.round(withHistory.seeded.ms),
     nproc: availableParallelism(),
   };

@@ -76,6 +76,8 @@ const schema = z.object({
   WEBHOOK_RETRY_BASE_MS: z.coerce.number({ error: 'expected milliseconds' }).int('expected whole milliseconds').min(1).max(3_600_000),
   /** The partner webhook delivery queue (SQS); locally the runtime's queue front. Only the relay, sweep and consumer send. */
   WEBHOOK_QUEUE_URL: z.url({ error: 'expected a URL' }).optional(),
+  /** The settlement continuation queue: where a run that cannot finish in its time sends what is left. */
+  SETTLEMENT_QUEUE_URL: z.url({ error: 'expected a URL' }).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number({ error: 'expected a number' }).int('expected a whole number').min(1).max(1_000_000),
   SETTLEMENT_CUTOFF: z.enum(['day_boundary', 'now'], { error: 'expected day_boundary or now' }),
   SETTLEMENT_SCHEDULE: z.string().trim().min(1).optional(),
@@ -149,6 +151,7 @@ function localDefaults(env: Env): Env {
     WEBHOOK_RETRY_BASE_MS: '1000',
     // The local queue's SQS front, in SQS's URL shape (account/queue name), so the real SQS client sends to it.
     WEBHOOK_QUEUE_URL: `http://127.0.0.1:${queuePort}/000000000000/partner-webhooks`,
+    SETTLEMENT_QUEUE_URL: `http://127.0.0.1:${queuePort}/000000000000/settlement-continuations`,
     ALLOW_INSECURE_WEBHOOK_URLS: 'true',
     RECONCILIATION_SCHEDULE: 'rate(15 minutes)',
   };

@@ -106,4 +106,6 @@ export interface BalanceFilters {
 export interface SettlementRun {
   created_batches: number;
   batches: SettlementBatch[];
+  /** The run goes on in the background (its time or its answer's size ran out): more batches will appear. */
+  continuing: boolean;
 }

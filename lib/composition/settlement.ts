@@ -6,6 +6,7 @@ import * as partners from '../store/partners';
 import * as payees from '../store/payees';
 import { listWaiting } from '../store/settlement-waiting';
 import * as settlements from '../store/settlements';
+import { settlementContinuations } from './settlement-continuations';
 import type { SettlementDeps } from '../use-cases/settlements';
 
 export const settlementDeps: SettlementDeps = {
@@ -14,6 +15,7 @@ export const settlementDeps: SettlementDeps = {
   payees,
   audit,
   rails,
+  continuations: settlementContinuations,
   cutoff: config.SETTLEMENT_CUTOFF,
   groupLeaseMs: config.SETTLEMENT_GROUP_LEASE_SECONDS * 1000,
   now: () => new Date(),

@@ -156,7 +156,11 @@ export const presentBalance = (balance: Balance) => {
 };
 
 /** The answer of a settlement run (`POST /settlements/run`, `POST /admin/settlements/run`). */
-export const presentSettlementRun = (batches: SettlementBatch[]) => ({ created_batches: batches.length, batches: batches.map(presentBatch) });
+export const presentSettlementRun = (run: { batches: SettlementBatch[]; continuing: boolean }) => ({
+  created_batches: run.batches.length,
+  batches: run.batches.map(presentBatch),
+  continuing: run.continuing,
+});
 
 /** A batch's reconciliation report as the answer that downloads it (decisions.md §7). */
 export const presentBatchReport = ({ batch, lines }: { batch: SettlementBatch; lines: readonly SettlementItem[] }): HttpResult => ({

@@ -238,7 +238,14 @@ export const Balance = z
 export const BalancePage = pageOf(Balance, 'BalancePage');
 
 export const SettlementRun = z
-  .strictObject({ created_batches: z.number().int(), batches: z.array(SettlementBatch) })
+  .strictObject({
+    created_batches: z.number().int(),
+    batches: z.array(SettlementBatch),
+    continuing: z.boolean().meta({
+      description:
+        'true when the run stopped before it was done (its time, or the size of this answer) and goes on by itself in the background: the batches it makes appear in GET /settlements. false when it settled everything eligible (or what it left waits for the next run).',
+    }),
+  })
   .meta({ id: 'SettlementRun' });
 
 export const WebhookEndpoint = z

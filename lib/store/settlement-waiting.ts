@@ -110,7 +110,8 @@ export async function listWaiting(
       }
     }
   } while (startKey !== undefined && (timeLeftMs() ?? Number.POSITIVE_INFINITY) > READ_RESERVE_MS);
-  return { items: cut || startKey !== undefined ? withoutLastGroup(items) : items, withoutFees };
+  const more = cut || startKey !== undefined;
+  return { items: more ? withoutLastGroup(items) : items, withoutFees, more };
 }
 
 /**

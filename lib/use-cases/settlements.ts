@@ -13,7 +13,7 @@ import { type BatchFilters, contentsOf, type OwingGroup, planBatches, type Plann
 import { countMetric, logger } from '../observability';
 import type { PayoutRails } from './ports/payouts';
 import type { PayeeReader } from './ports/partner-readers';
-import type { AuditLog, GroupKey, PartnerDirectory, SettlementStore } from './ports/settlement-store';
+import type { AuditLog, GroupKey, PartnerDirectory, SettlementContinuations, SettlementStore } from './ports/settlement-store';
 import type { Page } from '../domain/page';
 
 export interface SettlementDeps {
@@ -23,6 +23,8 @@ export interface SettlementDeps {
   /** Records what an admin starts (a run; a pay's audit event goes with its claim). */
   audit: AuditLog;
   rails: PayoutRails;
+  /** Where a run sends what it had no time or room for (the continuation queue). */
+  continuations: SettlementContinuations;
   /** `day_boundary`: created before 00:00 UTC today; `now`: every succeeded transaction (decisions.md §1). */
   cutoff: 'day_boundary' | 'now';
   /**
@@ -68,7 +70,7 @@ async function runScopeFor(deps: SettlementDeps, caller: Caller, query: RunScope
  * the scope) before it starts, so no run an admin made is missing from the log (a run is many transactions: its
  * batches cannot share one with the event); then {@link runSettlement}.
  */
-export async function runSettlementFor(deps: SettlementDeps, caller: Caller, query: RunScope): Promise<SettlementBatch[]> {
+export async function runSettlementFor(deps: SettlementDeps, caller: Caller, query: RunScope): Promise<SettlementRun> {
   const scope = await runScopeFor(deps, caller, query);
   if (caller.kind === 'admin') {
     const details = { admin: caller.subject, client_id: scope.clientId ?? null };
@@ -76,30 +78,78 @@ export async function runSettlementFor(deps: SettlementDeps, caller: Caller, que
       newAuditEvent({ type: 'settlement_run.requested', partnerId: scope.partnerId ?? null, resourceType: 'settlement_run', resourceId: newId.settlementRun(), details }, deps.now()),
     );
   }
-  return runSettlement(deps, scope);
+  return settle(deps, scope);
+}
+
+/** What a run made, and whether it goes on by itself (a continuation was sent for what it had no time or room for). */
+export interface SettlementRun {
+  batches: SettlementBatch[];
+  continuing: boolean;
+}
+
+/** A continuation's own: the cutoff of the run it continues, and how many continuations came before it. */
+export interface ContinuationOf {
+  cutoff: string;
+  attempt: number;
+}
+
+/**
+ * The size of the batches a run answers with, at most (about: ids and adjustments): past it the run starts no
+ * other group and sends a continuation, so `POST /settlements/run` answers under Lambda's 6 MB.
+ */
+const ANSWER_BYTES = 4_000_000;
+/** Continuations of one run at most: a backlog of 100 × 15 minutes' work is an operator's matter, not a loop. */
+const MAX_CONTINUATIONS = 100;
+
+const viewBytes = (batch: SettlementBatch) => 1_000 + 45 * batch.transactionIds.length + 400 * batch.adjustments.length;
+
+/** A run's state as it goes: its id, its cutoff, what it made, and whether it left work it had no time or room for. */
+interface RunState {
+  runId: string;
+  cutoff: string;
+  now: Date;
+  answerBytes: number;
+  unfinished: boolean;
+}
+
+/** Whether the run may start more work (time left, room in its answer); when not, it leaves the rest unfinished. */
+function canGoOn(state: RunState): boolean {
+  const ok = hasTimeFor() && state.answerBytes < ANSWER_BYTES;
+  if (!ok) state.unfinished = true;
+  return ok;
+}
+
+/** {@link settle}'s batches: for callers (tests, tools) that need only those. */
+export async function runSettlement(deps: SettlementDeps, scope: RunScope): Promise<SettlementBatch[]> {
+  return (await settle(deps, scope)).batches;
 }
 
 /**
  * One settlement run: every eligible item of the scope planned into batches (`planBatches`), each group's built
- * under its lease and each batch committed in one write (`buildBatch`). Returns the batches this run created.
+ * under its lease and each batch committed in one write (`buildBatch`). Returns the batches this run created, and
+ * whether it goes on by itself.
  *
- * A failure is contained to its partner (a read) or its batch (a write): logged and counted, the rest of the run
+ * A run that stops before it is done (its time, the size of its answer, or a backlog larger than one read of a
+ * partner) sends a continuation with its scope and cutoff (`deps.continuations`, a queue in AWS and locally), which
+ * a worker runs with its own 15 minutes, and which sends the next while it makes progress. A continuation that made
+ * nothing sends none: what is left waits for the next run.
+ *
+ * A failure is contained to its partner (a read) or its group (a build): logged and counted, the rest of the run
  * goes on, and what failed still waits for the next run. Only a run that failed without creating anything fails
  * as a whole (so a table that is down answers 503, not "nothing to settle").
  */
-export async function runSettlement(deps: SettlementDeps, scope: RunScope): Promise<SettlementBatch[]> {
+export async function settle(deps: SettlementDeps, scope: RunScope, continuation?: ContinuationOf): Promise<SettlementRun> {
   const now = deps.now();
-  const cutoff = cutoffOf(deps.cutoff, now);
-  const runId = randomUUID();
+  const state: RunState = { runId: randomUUID(), cutoff: continuation?.cutoff ?? cutoffOf(deps.cutoff, now), now, answerBytes: 0, unfinished: false };
   const created: SettlementBatch[] = [];
   const owing: OwingGroup[] = [];
   const failures: unknown[] = [];
   const partnerIds = scope.partnerId === undefined ? deps.partners.allPartnerIds() : [scope.partnerId];
   try {
     for await (const partnerId of partnerIds) {
-      if (!hasTimeFor()) break;
+      if (!canGoOn(state)) break;
       try {
-        const { outcomes, owing: partnerOwing } = await settlePartner(deps, partnerId, scope.clientId, cutoff, now, runId);
+        const { outcomes, owing: partnerOwing } = await settlePartner(deps, partnerId, scope.clientId, state);
         owing.push(...partnerOwing);
         for (const outcome of outcomes) {
           if (outcome.status === 'fulfilled') created.push(...outcome.value);
@@ -114,19 +164,34 @@ export async function runSettlement(deps: SettlementDeps, scope: RunScope): Prom
     failures.push(error);
   }
   countMetric('SettlementBatchesCreated', created.length);
-  // From what the run read, failures or not: an alarm that a failing run silenced would hide a debt.
-  if (scope.partnerId === undefined && scope.clientId === undefined) countOwing(owing, now);
+  // From what a whole run read, failures or not: an alarm that a failing run silenced would hide a debt.
+  if (scope.partnerId === undefined && scope.clientId === undefined && continuation === undefined) countOwing(owing, now);
   if (failures.length > 0) {
     countMetric('SettlementRunFailures', failures.length);
     logger.error('Settlement run: some partners or batches failed; they wait for the next run', { failures: failures.length, error: failures[0] });
     if (created.length === 0) throw failures[0];
   }
-  return created;
+  const attempt = (continuation?.attempt ?? 0) + 1;
+  const progress = continuation === undefined || created.length > 0;
+  if (!state.unfinished || !progress || attempt > MAX_CONTINUATIONS) {
+    if (state.unfinished) logger.warn('Settlement run left work it will not continue: the next run settles it', { attempt, createdBatches: created.length });
+    return { batches: created, continuing: false };
+  }
+  try {
+    await deps.continuations.continueRun({ scope, cutoff: state.cutoff, attempt });
+    countMetric('SettlementRunsContinued');
+    return { batches: created, continuing: true };
+  } catch (error) {
+    // What is left waits for the next run, as before continuations.
+    logger.error('A settlement continuation could not be sent: the next run settles what is left', { error });
+    return { batches: created, continuing: false };
+  }
 }
 
-async function settlePartner(deps: SettlementDeps, partnerId: string, clientId: string | undefined, cutoff: string, now: Date, runId: string) {
-  await tidyBuilds(deps, partnerId, clientId, now, runId);
-  const waiting = await deps.settlements.listWaiting(partnerId, clientId, cutoff);
+async function settlePartner(deps: SettlementDeps, partnerId: string, clientId: string | undefined, state: RunState) {
+  await tidyBuilds(deps, partnerId, clientId, state.now, state.runId);
+  const waiting = await deps.settlements.listWaiting(partnerId, clientId, state.cutoff);
+  if (waiting.more) state.unfinished = true;
   if (waiting.withoutFees.length > 0) {
     logger.error('Succeeded transactions without a fee split are left out of settlement', { partnerId, svcTxIds: waiting.withoutFees.slice(0, 20) });
     countMetric('SettlementItemsWithoutFees', waiting.withoutFees.length);
@@ -146,8 +211,8 @@ async function settlePartner(deps: SettlementDeps, partnerId: string, clientId: 
   }
   const groups = [...byGroup.values()];
   const outcomes: PromiseSettledResult<SettlementBatch[]>[] = [];
-  for (let start = 0; start < groups.length && hasTimeFor(); start += GROUP_CONCURRENCY) {
-    outcomes.push(...(await Promise.allSettled(groups.slice(start, start + GROUP_CONCURRENCY).map((group) => settleGroup(deps, group, now, runId)))));
+  for (let start = 0; start < groups.length && canGoOn(state); start += GROUP_CONCURRENCY) {
+    outcomes.push(...(await Promise.allSettled(groups.slice(start, start + GROUP_CONCURRENCY).map((group) => settleGroup(deps, group, state)))));
   }
   return { outcomes, owing: plan.owing };
 }
@@ -188,8 +253,9 @@ async function tidyBuilds(deps: SettlementDeps, partnerId: string, clientId: str
  * after another, the one holding reversals first (`planBatches`): the first that is not made as planned (lines
  * taken or changed meanwhile, a build lost) stops the rest, which wait for the next run.
  */
-async function settleGroup(deps: SettlementDeps, plans: PlannedBatch[], now: Date, runId: string): Promise<SettlementBatch[]> {
+async function settleGroup(deps: SettlementDeps, plans: PlannedBatch[], state: RunState): Promise<SettlementBatch[]> {
   const group = groupOf(plans[0] as PlannedBatch);
+  const { runId } = state;
   if (!(await claimGroup(deps, group, runId))) {
     countMetric('SettlementGroupsBusy');
     return [];
@@ -197,9 +263,12 @@ async function settleGroup(deps: SettlementDeps, plans: PlannedBatch[], now: Dat
   try {
     const written: SettlementBatch[] = [];
     for (const plan of plans) {
-      if (!hasTimeFor()) break;
-      const batch = await buildBatch(deps, plan, now, runId);
-      if (batch !== undefined) written.push(batch);
+      if (!canGoOn(state)) break;
+      const batch = await buildBatch(deps, plan, state.now, runId);
+      if (batch !== undefined) {
+        written.push(batch);
+        state.answerBytes += viewBytes(batch);
+      }
       if (batch === undefined || batch.lineCount !== plan.items.length) break;
     }
     return written;

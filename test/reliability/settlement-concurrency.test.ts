@@ -248,7 +248,7 @@ describe('refunds and chargebacks racing concurrent runs', () => {
     const waitingReversals = [...reversals.keys()].filter((svcTxId) => !placedReversals.includes(svcTxId)).reduce((sum, svcTxId) => sum + netOf(svcTxId), 0);
     expect(waitingReversals).toBeGreaterThan(waitingSales);
     expect(owingRun.status).toBe(200);
-    expect(owingRun.body).toEqual({ created_batches: 0, batches: [] });
+    expect(owingRun.body).toEqual({ created_batches: 0, batches: [], continuing: false });
     expect(balances.body).toEqual({
       items: [
         expect.objectContaining({ client_id: clientId, currency: 'EUR', unsettled_net: waitingSales / 100, waiting_reversals: waitingReversals / 100, owed: (waitingReversals - waitingSales) / 100, next_payout_estimate: 0 }),

@@ -28,7 +28,8 @@ export function SettlementsSection() {
     event.preventDefault();
     const run = await action.run(() => api.runSettlement(runPartnerId.trim()));
     if (run === undefined) return;
-    setNotice(run.created_batches === 0 ? 'Nothing was eligible: no batch created.' : `${run.created_batches} batch(es) created.`);
+    const made = run.created_batches === 0 ? 'Nothing was eligible: no batch created.' : `${run.created_batches} batch(es) created.`;
+    setNotice(run.continuing ? `${made} The run goes on in the background: more batches will appear.` : made);
     paging.first();
     page.reload();
   };

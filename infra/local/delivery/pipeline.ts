@@ -35,6 +35,8 @@ export interface DeliveryPipelineOptions {
   consumerConcurrency?: number;
   /** For the queue's timers (tests). */
   clock?: Clock;
+  /** More queues its SQS front takes messages for, by name (the settlement continuations). */
+  otherQueues?: Readonly<Record<string, LocalDeliveryQueue>>;
 }
 
 export interface DeliveryPipeline {
@@ -65,7 +67,7 @@ export async function startDeliveryPipeline(options: DeliveryPipelineOptions): P
         console.error(`[delivery-queue] message ${letter.messageId} ${letter.body} moved to the dead-letter list after ${letter.receiveCount} receives`),
       onConsumerError: (error) => console.error('[delivery-queue] the consumer failed its batch; its messages will be received again', error),
     });
-    const front = await startSqsFront({ port: options.queuePort, queue, queueName: DELIVERY_QUEUE.name });
+    const front = await startSqsFront({ port: options.queuePort, queue, queueName: DELIVERY_QUEUE.name, ...(options.otherQueues === undefined ? {} : { otherQueues: options.otherQueues }) });
     stops.push(front.close);
     stops.push(() => queue.stop());
 

@@ -1,6 +1,7 @@
 /**
  * The local delivery queue's HTTP front: the subset of SQS's JSON protocol (AWS JSON 1.0) the service uses,
- * `SendMessage` (with `MessageGroupId`, which makes it a fair queue), so the real SQS client (lib/webhooks/sqs-queue.ts) sends to the local queue exactly as it sends
+ * `SendMessage` (with `MessageGroupId`, which makes it a fair queue), to the delivery queue or another named queue (the
+ * settlement continuations), so the real SQS client (lib/webhooks/sqs-queue.ts) sends to the local queue exactly as it sends
  * to SQS in AWS, the SDK's MD5 check of the body included. The queue's URL is
  * `http://127.0.0.1:<port>/000000000000/<name>`, the shape of an SQS queue URL.
  *
@@ -42,10 +43,21 @@ class SqsError extends Error {
 
 const invalidParameter = (message: string) => new SqsError(400, 'com.amazonaws.sqs#InvalidParameterValue', 'InvalidParameterValue;Sender', message);
 
-export async function startSqsFront(options: { port: number; host?: string; queue: LocalDeliveryQueue; queueName: string }): Promise<SqsFront> {
+/**
+ * `queue` is the delivery queue (its dead letters and stats are the ones served); `otherQueues` are more queues the
+ * same front takes messages for, by name (the settlement continuations).
+ */
+export async function startSqsFront(options: {
+  port: number;
+  host?: string;
+  queue: LocalDeliveryQueue;
+  queueName: string;
+  otherQueues?: Readonly<Record<string, LocalDeliveryQueue>>;
+}): Promise<SqsFront> {
   const queuePath = `/000000000000/${options.queueName}`;
+  const queues = new Map<string, LocalDeliveryQueue>([[queuePath, options.queue], ...Object.entries(options.otherQueues ?? {}).map(([name, queue]): [string, LocalDeliveryQueue] => [`/000000000000/${name}`, queue])]);
   const server = createServer((req, res) => {
-    handle(req, res, options.queue, queuePath).catch((error: unknown) => {
+    handle(req, res, options.queue, queues).catch((error: unknown) => {
       if (error instanceof SqsError) return sendError(res, error);
       console.error('[sqs-front] request failed', error);
       sendError(res, new SqsError(500, 'com.amazonaws.sqs#InternalError', 'InternalError;Receiver', 'We encountered an internal error. Please try again.'));
@@ -60,7 +72,7 @@ export async function startSqsFront(options: { port: number; host?: string; queu
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, queue: LocalDeliveryQueue, queuePath: string): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, queue: LocalDeliveryQueue, queues: ReadonlyMap<string, LocalDeliveryQueue>): Promise<void> {
   if (req.method === 'GET' && req.url === '/dead-letters') {
     return sendJson(res, 200, { items: queue.deadLetters() }, 'application/json');
   }
@@ -80,7 +92,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, queue: LocalDel
   } catch {
     throw new SqsError(400, 'com.amazon.coral.service#SerializationException', 'SerializationException;Sender', 'The request body is not valid JSON.');
   }
-  if (typeof input.QueueUrl !== 'string' || !sameQueue(input.QueueUrl, queuePath)) {
+  const destination = typeof input.QueueUrl === 'string' ? queues.get(queuePathOf(input.QueueUrl)) : undefined;
+  if (destination === undefined) {
     throw new SqsError(400, 'com.amazonaws.sqs#QueueDoesNotExist', 'AWS.SimpleQueueService.NonExistentQueue;Sender', 'The specified queue does not exist.');
   }
   if (typeof input.MessageBody !== 'string' || input.MessageBody.length === 0) {
@@ -95,16 +108,16 @@ async function handle(req: IncomingMessage, res: ServerResponse, queue: LocalDel
   if (groupId !== undefined && (typeof groupId !== 'string' || !MESSAGE_GROUP_ID.test(groupId))) {
     throw invalidParameter('Value for parameter MessageGroupId is invalid. Reason: must be 1 to 128 alphanumeric or punctuation characters.');
   }
-  const sent = queue.sendMessage(input.MessageBody, delay, groupId);
+  const sent = destination.sendMessage(input.MessageBody, delay, groupId);
   sendJson(res, 200, { MessageId: sent.messageId, MD5OfMessageBody: sent.md5OfMessageBody });
 }
 
-/** The queue URL names this queue (any host: a client may say localhost or 127.0.0.1). */
-function sameQueue(queueUrl: string, queuePath: string): boolean {
+/** The path a queue URL names (any host: a client may say localhost or 127.0.0.1); '' for no URL. */
+function queuePathOf(queueUrl: string): string {
   try {
-    return new URL(queueUrl).pathname.replace(/\/$/, '') === queuePath;
+    return new URL(queueUrl).pathname.replace(/\/$/, '');
   } catch {
-    return false;
+    return '';
   }
 }
 

@@ -98,6 +98,7 @@ async function main(): Promise<void> {
       `  Settlement timer   ${runtime.settlementIntervalMs === undefined ? 'off (set SETTLEMENT_SCHEDULE, e.g. rate(5 minutes))' : `${config.SETTLEMENT_SCHEDULE}`}`,
       `  Reconciliation     ${runtime.reconciliationIntervalMs === undefined ? 'off (RECONCILIATION_SCHEDULE=off)' : `${config.RECONCILIATION_SCHEDULE}, payments waiting ${config.RECONCILIATION_GIVE_UP_DAYS} days or more given up`}`,
       `  Webhook queue      ${runtime.webhookQueueUrl}   (SQS SendMessage; dead letters: GET ${new URL(runtime.webhookQueueUrl).origin}/dead-letters)`,
+      `  Settlement queue   ${config.SETTLEMENT_QUEUE_URL ?? '(none)'}   (a settlement run that cannot finish in its time goes on from here)`,
       `  DynamoDB Local     ${runtime.dynamoEndpoint}   table "${config.TABLE_NAME}", ${inMemory ? 'in memory' : `data in ${join(config.LOCAL_DATA_DIR, 'dynamodb')}`}`,
       '',
       'Admin token (12 h; `npm run admin-token` prints a fresh one):',

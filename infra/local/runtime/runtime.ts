@@ -12,8 +12,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ensureTable } from '../../../lib/store/table';
 import { RECONCILIATION } from '../../shared/reconciliation';
+import { SETTLEMENT_CONTINUATIONS } from '../../shared/settlement-continuation';
 import { SETTLEMENT_RUN_TIMEOUT_SECONDS } from '../../../lib/routes';
-import { type SqsConsumer, type LocalDeliveryQueue } from '../delivery/queue';
+import { type SqsConsumer, LocalDeliveryQueue } from '../delivery/queue';
 import { startDeliveryPipeline, type SweepHandler } from '../delivery/pipeline';
 import { startSupervisedDynamoDbLocal } from './dynamodb-local';
 import { startHttpApi } from './http-api';
@@ -109,8 +110,23 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     stops.push(processor.close);
     const rails = await startRailsSandbox({ port: options.rails.port, keys: options.rails.keys, stateDir: options.rails.stateDir });
     stops.push(rails.close);
+    // Settlement continuations: a run that cannot finish in its time sends the rest here (the same SQS front).
+    const continuations = new LocalDeliveryQueue({
+      name: SETTLEMENT_CONTINUATIONS.name,
+      visibilityTimeoutSeconds: SETTLEMENT_CONTINUATIONS.visibilityTimeoutSeconds,
+      maxReceiveCount: SETTLEMENT_CONTINUATIONS.maxReceiveCount,
+      batchSize: SETTLEMENT_CONTINUATIONS.batchSize,
+      maxConcurrency: SETTLEMENT_CONTINUATIONS.maxConcurrency,
+      consumer: await loadFunction<SqsConsumer>('settlement-continuation'),
+      consumerName: 'settlement-continuation',
+      consumerTimeoutSeconds: SETTLEMENT_CONTINUATIONS.consumerTimeoutSeconds,
+      onDeadLetter: (letter) => console.error(`[settlement-continuations] message ${letter.messageId} moved to the dead-letter list after ${letter.receiveCount} receives`),
+      onConsumerError: (error) => console.error('[settlement-continuations] a continued settlement run failed; it is received again', error),
+    });
+    stops.push(() => continuations.stop());
     // Partner webhooks: outbox (the table's stream, and a sweep) → queue → consumer, the handlers of functions/.
     const delivery = await startDeliveryPipeline({
+      otherQueues: { [SETTLEMENT_CONTINUATIONS.name]: continuations },
       dynamoEndpoint: dynamo.endpoint,
       tableName: options.tableName,
       queuePort: options.webhookQueue.port,

@@ -32,6 +32,8 @@ export type PayoutRecord = 'recorded' | 'claim-lost';
 export interface WaitingRead {
   /** Whole groups (client, currency): a group cut by the store's limit is left out whole, for the next run. */
   items: SettlementItem[];
+  /** More waits than was read (the read's limit in entries or time): the run continues. */
+  more: boolean;
   /** Succeeded transactions waiting without a fee split: never paid on a guess, reported instead. */
   withoutFees: string[];
 }
@@ -91,4 +93,17 @@ export interface PartnerDirectory extends PartnerReader {
 export interface AuditLog {
   /** Records an event on its own (what an admin is about to run). */
   recordAuditEvent(event: AuditEvent): Promise<void>;
+}
+
+/** What a run left, for the continuation to go on with: the same scope, the same cutoff. */
+export interface RunContinuation {
+  scope: { partnerId?: string | undefined; clientId?: string | undefined };
+  cutoff: string;
+  /** The continuation's rank: 1 for the first after the run. */
+  attempt: number;
+}
+
+export interface SettlementContinuations {
+  /** Sends what a run left to the worker that continues it (a queue message). */
+  continueRun(next: RunContinuation): Promise<void>;
 }

@@ -364,7 +364,7 @@ describe('admin settlement: run, list, pay, report', () => {
     expect(ranA.body.created_batches).toBe(3);
     expect(ranA.body.batches.map((batch: { currency: string }) => batch.currency).sort()).toEqual(['EUR', 'GBP', 'JPY']);
     expect(ranA.body.batches.every((batch: Record<string, unknown>) => batch.partnerId === a.partnerId && batch.status === 'pending')).toBe(true);
-    expect(again.body).toEqual({ created_batches: 0, batches: [] });
+    expect(again.body).toEqual({ created_batches: 0, batches: [], continuing: false });
     expect([unknown.status, unknown.body.code]).toEqual([404, 'PARTNER_NOT_FOUND']);
     expect(paid.status).toBe(200);
     expect(walked.pages).toBe(2);

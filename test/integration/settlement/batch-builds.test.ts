@@ -12,7 +12,9 @@ import { listBalances } from '../../../lib/store/balances';
 import { listWaiting } from '../../../lib/store/settlement-waiting';
 import * as store from '../../../lib/store/settlements';
 import { getTransaction, withSettlementStatus } from '../../../lib/store/transactions';
-import { runSettlement } from '../../../lib/use-cases/settlements';
+import { runSettlement, settle, type SettlementDeps } from '../../../lib/use-cases/settlements';
+import type { RunContinuation } from '../../../lib/use-cases/ports/settlement-store';
+import { createHandler as createContinuationHandler } from '../../../functions/settlement-continuation';
 import { usePartnerSuite } from '../../support/api';
 import { seedWaitingPayments } from '../../support/settlement';
 
@@ -113,5 +115,33 @@ describe('a batch as readers see it', () => {
     // The dead run, back, cannot commit what was discarded.
     expect(await store.commitBuild({ ...batch, transactionIds: reserved.map((line) => line.svcTxId) }, reserved, deadRun, group)).toBe('lost');
     expect((await store.listBatches(payee.partnerId, {}, { limit: 10 })).items.map((b) => b.id)).toEqual([batches[0]?.id]);
+  }, 120_000);
+});
+
+describe('a run that cannot finish in its time goes on by itself', () => {
+  it('sends what it left as a continuation, which the continuation function settles with the same cutoff: every payment in a batch, none twice', async () => {
+    const payee = await freshMerchant();
+    const ids = await seedWaitingPayments(payee, 12);
+    const sent: RunContinuation[] = [];
+    // A run that reads 5 entries of a partner at a time, and a queue that keeps what is sent to it.
+    const deps: SettlementDeps = {
+      ...settlementDeps,
+      settlements: { ...settlementDeps.settlements, listWaiting: (partnerId, client, cutoff) => listWaiting(partnerId, client, cutoff, 5) },
+      continuations: { continueRun: async (next) => void sent.push(next) },
+    };
+
+    const run = await settle(deps, { partnerId: payee.partnerId });
+    const consume = createContinuationHandler(deps);
+    for (let i = 0; i < sent.length && i < 10; i++) {
+      await consume({ Records: [{ messageId: `m${i}`, body: JSON.stringify(sent[i]) }] } as never);
+    }
+
+    expect(run.continuing).toBe(true);
+    // A read cut inside the group settles whole payments up to the last one read: 4 of the 5 read, each time.
+    expect(run.batches.flatMap((batch) => batch.transactionIds)).toEqual(ids.slice(0, 4));
+    expect(sent.map((next) => [next.attempt, next.cutoff, next.scope.partnerId])).toEqual([1, 2].map((attempt) => [attempt, sent[0]?.cutoff, payee.partnerId]));
+    const listed = await store.listBatches(payee.partnerId, {}, { limit: 10 });
+    expect(listed.items.flatMap((batch) => batch.transactionIds).sort()).toEqual([...ids].sort());
+    expect((await listWaiting(payee.partnerId, undefined, undefined)).items).toEqual([]);
   }, 120_000);
 });

@@ -89,7 +89,7 @@ describe('POST /settlements/run', () => {
     }
     for (const tx of left) expect((await readTx(partner, tx)).body.settlementStatus).toBe('unsettled');
     expect(second.status).toBe(200);
-    expect(second.body).toEqual({ created_batches: 0, batches: [] });
+    expect(second.body).toEqual({ created_batches: 0, batches: [], continuing: false });
   }, TEST_TIMEOUT_MS);
 
   it('settles a group of 230 transactions in one batch (decisions.md §7), and 5 concurrent runs place each transaction in exactly one batch', async () => {
@@ -403,7 +403,7 @@ describe('reversals after settlement (refunds and chargebacks as ledger entries,
 
     // Nothing to pay: no batch (and so no rail call); the sale and the refund both wait
     expect(evenRun.status).toBe(200);
-    expect(evenRun.body).toEqual({ created_batches: 0, batches: [] });
+    expect(evenRun.body).toEqual({ created_batches: 0, batches: [], continuing: false });
     expect(evenShown.settlementStatus).toBe('unsettled');
     expect(evenBalances).toEqual([
       expect.objectContaining({ client_id: payee.clientId, currency: 'EUR', unsettled_net: evenShown.netAmount, waiting_reversals: evenShown.netAmount, owed: 0, next_payout_estimate: 0 }),
@@ -474,7 +474,7 @@ describe('reversals after settlement (refunds and chargebacks as ledger entries,
     const largeShown = (await readTx(partner, largeTx)).body;
     // The merchant owes: no batch, the small sale waits
     expect(small.status).toBe(200);
-    expect(small.body).toEqual({ created_batches: 0, batches: [] });
+    expect(small.body).toEqual({ created_batches: 0, batches: [], continuing: false });
     expect(smallShown.settlementStatus).toBe('unsettled');
     expect(owing).toEqual([
       expect.objectContaining({

@@ -8,8 +8,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { currencyCode } from '../../../lib/domain/money';
 import type { SettlementBatch, SettlementItem } from '../../../lib/domain/settlement';
-import type { BuildRecord, GroupKey, SettlementStore, WaitingRead } from '../../../lib/use-cases/ports/settlement-store';
-import { runSettlement, type SettlementDeps } from '../../../lib/use-cases/settlements';
+import type { BuildRecord, GroupKey, RunContinuation, SettlementStore, WaitingRead } from '../../../lib/use-cases/ports/settlement-store';
+import { runSettlement, settle, type SettlementDeps } from '../../../lib/use-cases/settlements';
 
 /** The runs' group lease (`SETTLEMENT_GROUP_LEASE_SECONDS`, 60 by default). */
 const GROUP_LEASE_MS = 60_000;
@@ -76,6 +76,10 @@ interface Script {
   commit?: (batch: SettlementBatch) => 'lost' | undefined;
   /** May throw (a start that failed). */
   startBuild?: (batch: SettlementBatch) => void;
+  /** `listWaiting` says more waits than it read (its limit). */
+  moreWaiting?: boolean;
+  /** The continuation queue refuses the message. */
+  continuationFails?: boolean;
 }
 
 const notUsed = (name: string) => async (): Promise<never> => {
@@ -88,6 +92,8 @@ const notUsed = (name: string) => async (): Promise<never> => {
  */
 class FakeSettlementStore implements SettlementStore {
   readonly calls: string[] = [];
+  /** The cutoff of each `listWaiting`. */
+  readonly cutoffs: Array<string | undefined> = [];
   readonly builds = new Map<string, Build>();
   /** Which build (or `another-run`) holds each line reserved. */
   readonly reservedBy = new Map<string, string>();
@@ -123,11 +129,12 @@ class FakeSettlementStore implements SettlementStore {
     return this.calls.filter((call) => call.startsWith(`${verb} `)).map((call) => call.slice(verb.length + 1));
   }
 
-  async listWaiting(partnerId: string, clientId: string | undefined): Promise<WaitingRead> {
+  async listWaiting(partnerId: string, clientId: string | undefined, cutoff?: string): Promise<WaitingRead> {
     this.calls.push(`listWaiting ${partnerId}`);
+    this.cutoffs.push(cutoff);
     const items = this.waiting[partnerId];
     if (items === undefined) throw new Error(`listing ${partnerId} failed`);
-    return { items: items.filter((item) => !this.reservedBy.has(lineId(item)) && (clientId === undefined || item.clientId === clientId)), withoutFees: [] };
+    return { items: items.filter((item) => !this.reservedBy.has(lineId(item)) && (clientId === undefined || item.clientId === clientId)), withoutFees: [], more: this.script.moreWaiting === true };
   }
 
   async startBuild(batch: SettlementBatch, runId: string): Promise<void> {
@@ -215,8 +222,15 @@ class FakeSettlementStore implements SettlementStore {
 /** Deps over a fake store of `waiting`; a run over every partner also meets `ptr_broken`, whose read fails. */
 function depsWith(waiting: Record<string, SettlementItem[]>, script: Script = {}) {
   const store = new FakeSettlementStore(waiting, script);
+  const continued: RunContinuation[] = [];
   const deps = {
     settlements: store,
+    continuations: {
+      continueRun: async (next: RunContinuation) => {
+        if (script.continuationFails === true) throw new Error('the queue is down');
+        continued.push(next);
+      },
+    },
     partners: {
       allPartnerIds: async function* () {
         yield* Object.keys(waiting).concat(['ptr_broken']);
@@ -226,7 +240,7 @@ function depsWith(waiting: Record<string, SettlementItem[]>, script: Script = {}
     groupLeaseMs: GROUP_LEASE_MS,
     now: () => NOW,
   } as unknown as SettlementDeps;
-  return { deps, store };
+  return { deps, store, continued };
 }
 
 const shop = (clientId: string): GroupKey => ({ partnerId: 'ptr_a', clientId, currency: 'EUR' });
@@ -547,5 +561,48 @@ describe('runSettlement', () => {
     expect(created.map((batch) => [batch.clientId, batch.transactionIds])).toEqual([['shop-1', ['svc_tx_1']]]);
     expect(store.callsOf('discardBuild')).toEqual([]);
     expect(store.builds.get('stale_2')?.status).toBe('building');
+  });
+});
+
+describe('a run that cannot finish goes on by itself', () => {
+  it('sends a continuation with its scope and cutoff when more waits than it read, and answers what it made with continuing true', async () => {
+    const { deps, continued } = depsWith({ ptr_a: [line(1), line(2)] }, { moreWaiting: true });
+
+    const run = await settle(deps, { partnerId: 'ptr_a', clientId: 'shop-1' });
+
+    expect(run.batches.map((batch) => batch.transactionIds)).toEqual([['svc_tx_1', 'svc_tx_2']]);
+    expect(run.continuing).toBe(true);
+    expect(continued).toEqual([{ scope: { partnerId: 'ptr_a', clientId: 'shop-1' }, cutoff: NOW.toISOString(), attempt: 1 }]);
+  });
+
+  it('runs a continuation with the cutoff of the run it continues, and sends the next with the next rank', async () => {
+    const { deps, store, continued } = depsWith({ ptr_a: [line(1)] }, { moreWaiting: true });
+    const cutoff = '2026-11-20T00:00:00.000Z';
+
+    const run = await settle(deps, { partnerId: 'ptr_a' }, { cutoff, attempt: 3 });
+
+    expect(store.cutoffs).toEqual([cutoff]);
+    expect(run.continuing).toBe(true);
+    expect(continued).toEqual([{ scope: { partnerId: 'ptr_a' }, cutoff, attempt: 4 }]);
+  });
+
+  it('sends none after a continuation that made nothing (no loop), nor when the run finished', async () => {
+    const stuck = depsWith({ ptr_a: [] }, { moreWaiting: true });
+    const done = depsWith({ ptr_a: [line(1)] });
+
+    const stuckRun = await settle(stuck.deps, { partnerId: 'ptr_a' }, { cutoff: NOW.toISOString(), attempt: 1 });
+    const doneRun = await settle(done.deps, { partnerId: 'ptr_a' });
+
+    expect([stuckRun.continuing, stuck.continued]).toEqual([false, []]);
+    expect([doneRun.batches.length, doneRun.continuing, done.continued]).toEqual([1, false, []]);
+  });
+
+  it('answers what it made, continuing false, when the continuation cannot be sent: the rest waits for the next run', async () => {
+    const { deps } = depsWith({ ptr_a: [line(1)] }, { moreWaiting: true, continuationFails: true });
+
+    const run = await settle(deps, { partnerId: 'ptr_a' });
+
+    expect(run.batches).toHaveLength(1);
+    expect(run.continuing).toBe(false);
   });
 });
