@@ -18,7 +18,7 @@ import { type ListSource, type Page, queryPage, queryShardedPage, shardedSources
 import { toPartner } from './partners';
 import { transactWrite } from './transact';
 
-const toTransaction = (item: Record<string, unknown>): Transaction => ({
+export const toTransaction = (item: Record<string, unknown>): Transaction => ({
   id: item.id as string,
   svcTxId: item.svcTxId as string,
   partnerId: item.partnerId as string,

@@ -11,8 +11,17 @@ import type { SettlementBatch } from '../../lib/domain/settlement';
 import { listWaiting } from '../../lib/store/settlement-waiting';
 import * as store from '../../lib/store/settlements';
 import { runSettlement } from '../../lib/use-cases/settlements';
+import type { Caller } from '../../lib/domain/caller';
+import type { ServiceError } from '../../lib/domain/errors';
+import { batchGetAll } from '../../lib/store/batch-get';
+import { keys } from '../../lib/store/keys';
+import { getPartner } from '../../lib/store/partners';
+import { toTransaction, withSettlementStatus } from '../../lib/store/transactions';
+import { PayoutOutcomeUnknown } from '../../lib/use-cases/ports/payouts';
+import { payBatch } from '../../lib/use-cases/settlement-payouts';
+import type { SettlementDeps } from '../../lib/use-cases/settlements';
 import { usePartnerSuite } from '../support/api';
-import { seedWaitingPayments } from '../support/settlement';
+import { railTransfers, seedWaitingPayments } from '../support/settlement';
 
 const suite = usePartnerSuite();
 
@@ -22,10 +31,22 @@ async function freshMerchant() {
   return { partnerId: partner.partnerId, clientId };
 }
 
+/** Rails that pay, then lose the answer: the rail paid, the service cannot know. */
+const answerLost: SettlementDeps = {
+  ...settlementDeps,
+  rails: {
+    ...settlementDeps.rails,
+    pay: async (request) => {
+      await settlementDeps.rails.pay(request);
+      throw new PayoutOutcomeUnknown('the rail did not answer');
+    },
+  },
+};
+
 const idsOf = (batches: SettlementBatch[]) => batches.flatMap((batch) => batch.transactionIds);
 
 describe('settlement runs over thousands of payments', () => {
-  it('makes three batches of a group of 25,000: 10,000 + 10,000 + 5,000, oldest first, each payment in exactly one', async () => {
+  it('makes three batches of a group of 25,000: 10,000 + 10,000 + 5,000, oldest first, each payment in exactly one; a 10,000-line batch pays in one transfer, crash and retry included', async () => {
     const payee = await freshMerchant();
     const ids = await seedWaitingPayments(payee, 25_000);
 
@@ -35,6 +56,24 @@ describe('settlement runs over thousands of payments', () => {
     expect(idsOf(batches)).toEqual(ids);
     expect(batches.reduce((sum, batch) => sum + batch.totals.grossMinor, 0)).toBe(ids.reduce((sum, _, i) => sum + 1000 + (i % 500), 0));
     expect((await listWaiting(payee.partnerId, undefined, undefined)).items).toEqual([]);
+
+    // Paying the first 10,000-line batch: the rail's answer lost after it paid, then paid again: one transfer, the
+    // batch sent, every one of its 10,000 transactions `paid` when read.
+    const first = batches[0] as SettlementBatch;
+    const caller: Caller = { kind: 'partner', keyId: 'key_scale', partner: (await getPartner(payee.partnerId))! };
+    const lost = await payBatch(answerLost, caller, first.id).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    const paid = await payBatch(settlementDeps, caller, first.id);
+
+    expect((lost as ServiceError).code).toBe('PAYOUT_FAILED');
+    const transfers = await railTransfers('b', first.id).then(async (b) => (b.length > 0 ? b : railTransfers('a', first.id)));
+    expect(transfers).toEqual([expect.objectContaining({ status: 'paid', amount: first.totals.netMinor / 100 })]);
+    expect(paid).toMatchObject({ status: 'sent', transferId: transfers[0]?.transfer_id });
+    const read = await withSettlementStatus((await batchGetAll(first.transactionIds.map(keys.transaction))).map(toTransaction));
+    expect(read).toHaveLength(10_000);
+    expect(new Set(read.map((tx) => tx.settlementStatus))).toEqual(new Set(['paid']));
   }, 600_000);
 
   it('5 concurrent runs over 2,000 payments put each in exactly one batch: the run holding the group builds it, the others leave it', async () => {
