@@ -23,6 +23,8 @@ export const BACKGROUND_TABLE_ACTIONS = {
   'webhook-delivery': ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
   /** As `POST /settlements/run`: queries the settlement index, reserves lines, writes batches' contents and commits them. */
   'settlement-scheduled': TABLE_ACCESS.settle,
+  /** The same run, continued from a queue message (`functions/settlement-continuation.ts`). */
+  'settlement-continuation': TABLE_ACCESS.settle,
   /**
    * Lists the reconciliation index, reads each transaction, its payee (a batch) and its partner's endpoints (a Query
    * of the table), sends an open one to the back (an update), and applies an outcome as the processor webhook does:
