@@ -31,6 +31,8 @@ export interface RouteAccess {
   cursorKey?: boolean;
   /** Calls the payout rails: reads their credentials (Secrets Manager in AWS). */
   railKeys?: boolean;
+  /** Runs settlement: sends what a run cannot finish in time to the settlement continuation queue (SQS in AWS). */
+  settlementQueue?: boolean;
 }
 
 export interface RouteDefinition {
@@ -121,8 +123,9 @@ const declaredRoutes: readonly RouteDefinition[] = [
   { name: 'admin-audit-events-list', method: 'GET', path: `${API_PREFIX}/admin/audit-events`, access: list },
 
   // Settlement (interface-spec.md; decisions.md §7): API key only. A run queries the settlement index and writes
-  // each batch with its flips in one transaction; a pay also calls the rails. Neither scans or deletes.
-  { name: 'settlements-run', method: 'POST', path: `${API_PREFIX}/settlements/run`, access: { table: 'settle' } },
+  // each batch with its flips in one transaction, and sends what it cannot finish in time to the continuation
+  // queue; a pay also calls the rails. Neither scans or deletes.
+  { name: 'settlements-run', method: 'POST', path: `${API_PREFIX}/settlements/run`, access: { table: 'settle', settlementQueue: true } },
   { name: 'settlements-list', method: 'GET', path: `${API_PREFIX}/settlements`, access: list },
   { name: 'settlements-pay', method: 'POST', path: `${API_PREFIX}/settlements/pay`, access: { table: 'items', railKeys: true } },
   { name: 'settlements-report', method: 'GET', path: `${API_PREFIX}/settlements/{id}/report.csv`, access: read },
@@ -134,7 +137,12 @@ const declaredRoutes: readonly RouteDefinition[] = [
   { name: 'admin-transactions-list', method: 'GET', path: `${API_PREFIX}/admin/transactions`, access: list },
   { name: 'admin-transactions-get', method: 'GET', path: `${API_PREFIX}/admin/transactions/{svc_tx_id}`, access: read },
   { name: 'admin-settlements-list', method: 'GET', path: `${API_PREFIX}/admin/settlements`, access: list },
-  { name: 'admin-settlements-run', method: 'POST', path: `${API_PREFIX}/admin/settlements/run`, access: { table: 'settle' } },
+  {
+    name: 'admin-settlements-run',
+    method: 'POST',
+    path: `${API_PREFIX}/admin/settlements/run`,
+    access: { table: 'settle', settlementQueue: true },
+  },
   {
     name: 'admin-settlements-pay',
     method: 'POST',

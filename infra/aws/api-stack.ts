@@ -20,6 +20,7 @@ import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { FunctionUrlAuthType, type Function } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -78,6 +79,8 @@ export interface ApiStackProps extends StackProps {
   railsSecret: ISecret;
   /** Where the rails answer (https); an unset one's payouts answer failed ("rail A is not configured"). */
   rails: RailSettings;
+  /** The settlement continuation queue; only functions whose route declares `settlementQueue` may send to it. */
+  settlementQueue: IQueue;
   /** Which succeeded transactions a run settles (decisions.md §1): for the function that runs settlement. */
   settlementCutoff: SettlementCutoff;
   /** Admin bearer token verification (decisions.md §2); unset, the admin functions refuse to start. */
@@ -255,7 +258,7 @@ export class ApiStack extends Stack {
   }
 
   private createFunction(name: string, access: RouteAccess, props: ApiStackProps, reservedConcurrentExecutions?: number): Function {
-    const { table, secretsKey, processorSecret, cursorSecret, railsSecret, rails, settlementCutoff, adminAuth } = props;
+    const { table, secretsKey, processorSecret, cursorSecret, railsSecret, rails, settlementQueue, settlementCutoff, adminAuth } = props;
     const fn = serviceFunction(this, name, {
       timeoutSeconds: FUNCTION_TIMEOUT_SECONDS,
       ...(reservedConcurrentExecutions === undefined ? {} : { reservedConcurrentExecutions }),
@@ -268,6 +271,7 @@ export class ApiStack extends Stack {
         ...(access.processorKeys === true ? { PROCESSOR_SECRET_ARN: processorSecret.secretArn } : {}),
         ...(access.cursorKey === true ? { CURSOR_SECRET_ARN: cursorSecret.secretArn } : {}),
         ...(access.railKeys === true ? railEnvironment(railsSecret, rails) : {}),
+        ...(access.settlementQueue === true ? { SETTLEMENT_QUEUE_URL: settlementQueue.queueUrl } : {}),
         ...(name === SETTLEMENT_RUN_FUNCTION ? { SETTLEMENT_CUTOFF: settlementCutoff } : {}),
       },
     });
@@ -277,6 +281,7 @@ export class ApiStack extends Stack {
     if (access.processorKeys === true) processorSecret.grantRead(fn);
     if (access.cursorKey === true) cursorSecret.grantRead(fn);
     if (access.railKeys === true) railsSecret.grantRead(fn);
+    if (access.settlementQueue === true) settlementQueue.grantSendMessages(fn);
     acknowledgeFunctionFindings(fn, access.table === undefined ? undefined : table);
     return fn;
   }

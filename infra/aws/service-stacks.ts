@@ -58,6 +58,7 @@ export function addServiceStacks(app: App, options: ServiceStacksOptions = {}): 
     cursorSecret: stateful.cursorSecret,
     railsSecret: stateful.railsSecret,
     rails,
+    settlementQueue: stateful.settlementQueue,
     settlementCutoff: settlement.cutoff,
     adminAuth,
     throttle: apiThrottleSettings(app),
@@ -77,6 +78,8 @@ export function addServiceStacks(app: App, options: ServiceStacksOptions = {}): 
     table: stateful.table,
     secretsKey: stateful.secretsKey,
     settlement,
+    settlementQueue: stateful.settlementQueue,
+    settlementDeadLetters: stateful.settlementDeadLetters,
     alarmTopic: stateful.alarmTopic,
   });
   const reconciliation = new ReconciliationStack(app, 'PartnerPayments-Reconciliation', {

@@ -4,20 +4,28 @@
  * (`settlementSchedule`, daily at 01:00 UTC by default; `infra/aws/deploy-settings.ts`), and an alarm on its errors,
  * notifying the alarm topic.
  *
- * The run reads the partners (gsi1), queries the sparse settlement index (gsi3), reserves each batch's lines by
- * conditional updates, puts its contents beside it (BatchWriteItem) and commits it in one TransactWriteItems: the
- * table's `settle` access and nothing more, no Scan or DeleteItem. It pays nothing, so it gets no rail secret and
- * no rail URL.
+ * Its continuation (`functions/settlement-continuation.ts`, settings in `infra/shared/settlement-continuation.ts`): a
+ * run that cannot finish in its function's time (this one, or `POST /settlements/run` and its admin twin in the API
+ * stack) sends what is left to the stateful stack's continuation queue; this function consumes it, one message at a
+ * time and at most two at once, and may send the next. Alarms on its errors and on the queue's dead letters.
+ *
+ * Both read the partners (gsi1), query the sparse settlement index (gsi3), reserve each batch's lines by
+ * conditional updates, put its contents beside it (BatchWriteItem) and commit it in one TransactWriteItems: the
+ * table's `settle` access and nothing more, no Scan or DeleteItem; and both may send to the continuation queue. They
+ * pay nothing, so they get no rail secret and no rail URL.
  */
 import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { SettlementSettings } from './deploy-settings';
 import { SETTLEMENT_RUN_TIMEOUT_SECONDS } from '../../lib/routes';
+import { SETTLEMENT_CONTINUATIONS } from '../shared/settlement-continuation';
 import { BACKGROUND_TABLE_ACTIONS } from '../shared/table-grants';
 import { pagingAlarm, serviceMetric } from './alarms';
 import { acknowledgeFunctionFindings } from './nag-findings';
@@ -29,7 +37,11 @@ export interface SettlementStackProps extends StackProps {
   /** Only its id: required of every function in AWS (lib/config.ts); the run opens nothing sealed. */
   secretsKey: IKey;
   settlement: SettlementSettings;
-  /** Where the error alarm sends its notifications. */
+  /** Where a run that runs out of time sends what is left (the scheduled run and the continuation send; the continuation consumes). */
+  settlementQueue: IQueue;
+  /** The continuation queue's dead-letter queue: alarmed on. */
+  settlementDeadLetters: IQueue;
+  /** Where the alarms send their notifications. */
   alarmTopic: ITopic;
 }
 
@@ -44,7 +56,14 @@ const MAX_EVENT_AGE = Duration.hours(1);
 export class SettlementStack extends Stack {
   constructor(scope: Construct, id: string, props: SettlementStackProps) {
     super(scope, id, props);
-    const { table, secretsKey, settlement, alarmTopic } = props;
+    const { table, secretsKey, settlement, settlementQueue, settlementDeadLetters, alarmTopic } = props;
+    const environment = {
+      TABLE_NAME: table.tableName,
+      KMS_KEY_ID: secretsKey.keyArn,
+      // The continuation takes its cutoff from its message; it gets the setting too, so both read the same configuration.
+      SETTLEMENT_CUTOFF: settlement.cutoff,
+      SETTLEMENT_QUEUE_URL: settlementQueue.queueUrl,
+    };
 
     const run = serviceFunction(this, 'settlement-scheduled', {
       timeoutSeconds: SETTLEMENT_RUN_TIMEOUT_SECONDS,
@@ -53,9 +72,10 @@ export class SettlementStack extends Stack {
       // transaction, so overlapping runs (or a run beside POST /settlements/run) never settle a transaction twice;
       // it only spares the table two runs racing for the same items.
       reservedConcurrentExecutions: 1,
-      environment: { TABLE_NAME: table.tableName, KMS_KEY_ID: secretsKey.keyArn, SETTLEMENT_CUTOFF: settlement.cutoff },
+      environment,
     });
     grantTableAccess(table, run, BACKGROUND_TABLE_ACTIONS['settlement-scheduled']);
+    settlementQueue.grantSendMessages(run);
     acknowledgeFunctionFindings(run, table);
     // Lambda's own retries of a failed (or throttled) asynchronous invocation.
     run.configureAsyncInvoke({ retryAttempts: RETRY_ATTEMPTS, maxEventAge: MAX_EVENT_AGE });
@@ -70,6 +90,37 @@ export class SettlementStack extends Stack {
     pagingAlarm(this, 'ScheduledRunErrorsAlarm', {
       description: 'A scheduled settlement run failed (it is retried; see the settlement-scheduled logs)',
       metric: run.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+      topic: alarmTopic,
+    });
+
+    // One continuation per invocation (each is a whole run), at most two at once: group leases keep them apart. A
+    // continuation that throws leaves its message to be received again after the visibility timeout; with one
+    // message per batch there is no partial batch to report.
+    const continuation = serviceFunction(this, 'settlement-continuation', {
+      timeoutSeconds: SETTLEMENT_CONTINUATIONS.consumerTimeoutSeconds,
+      environment,
+    });
+    continuation.addEventSource(
+      new SqsEventSource(settlementQueue, {
+        batchSize: SETTLEMENT_CONTINUATIONS.batchSize,
+        maxConcurrency: SETTLEMENT_CONTINUATIONS.maxConcurrency,
+        reportBatchItemFailures: false,
+      }),
+    );
+    grantTableAccess(table, continuation, BACKGROUND_TABLE_ACTIONS['settlement-continuation']);
+    // The next continuation, when this one again cannot finish.
+    settlementQueue.grantSendMessages(continuation);
+    acknowledgeFunctionFindings(continuation, table);
+
+    pagingAlarm(this, 'ContinuationErrorsAlarm', {
+      description: `A settlement continuation failed (its message is received again, up to ${SETTLEMENT_CONTINUATIONS.maxReceiveCount} times in all; see the settlement-continuation logs)`,
+      metric: continuation.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+      topic: alarmTopic,
+    });
+    pagingAlarm(this, 'ContinuationDeadLettersAlarm', {
+      description:
+        'A settlement continuation failed every receive and was dead-lettered: the next scheduled run settles what it left (see the settlement-continuation logs)',
+      metric: settlementDeadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
       topic: alarmTopic,
     });
 

@@ -3,7 +3,8 @@
  * `lib/store/table.ts`, TTL, point-in-time recovery, deletion protection, and its stream of new images, which
  * the outbox relay reads) and the KMS key that envelope-encrypts the secrets stored in it; the Secrets Manager
  * secrets holding the processor keys, the payout rails' keys and the key that seals paging cursors; the partner webhook delivery
- * queue and its dead-letter queue (settings in `infra/shared/webhook-delivery.ts`); the SNS topic every alarm notifies.
+ * queue and its dead-letter queue (settings in `infra/shared/webhook-delivery.ts`); the settlement continuation queue
+ * and its dead-letter queue (settings in `infra/shared/settlement-continuation.ts`); the SNS topic every alarm notifies.
  *
  * By stage (`infra/aws/deploy-settings.ts`): in `prod` the table (with deletion protection), the key, the secrets and
  * the dead letters are retained when the stack is deleted; in `dev` they go with it.
@@ -18,6 +19,7 @@ import { type IQueue, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { Stage } from './deploy-settings';
 import { GLOBAL_INDEXES, PARTITION_KEY, SORT_KEY, STREAM_VIEW_TYPE, TTL_ATTRIBUTE } from '../../lib/store/table';
+import { SETTLEMENT_CONTINUATIONS } from '../shared/settlement-continuation';
 import { DELIVERY_QUEUE } from '../shared/webhook-delivery';
 
 export interface StatefulStackProps extends StackProps {
@@ -35,6 +37,9 @@ export class StatefulStack extends Stack {
   readonly railsSecret: ISecret;
   readonly deliveryQueue: IQueue;
   readonly deliveryDeadLetters: IQueue;
+  /** Where a settlement run that ran out of time sends what is left (`SETTLEMENT_QUEUE_URL`); the settlement stack consumes it. */
+  readonly settlementQueue: IQueue;
+  readonly settlementDeadLetters: IQueue;
   /** Every alarm's action (CloudWatch publishes to it). */
   readonly alarmTopic: ITopic;
 
@@ -116,6 +121,23 @@ export class StatefulStack extends Stack {
       visibilityTimeout: Duration.seconds(DELIVERY_QUEUE.visibilityTimeoutSeconds),
       retentionPeriod: Duration.days(DELIVERY_QUEUE.retentionDays),
       deadLetterQueue: { queue: this.deliveryDeadLetters, maxReceiveCount: DELIVERY_QUEUE.maxReceiveCount },
+    });
+
+    // The same for settlement continuations: messages are a run's scope and cutoff (ids and an instant, no money),
+    // SQS-managed encryption is enough. A dead letter is a continuation that failed every receive; the next scheduled
+    // run settles what it left, so it is kept for inspection only, as the delivery's are.
+    this.settlementDeadLetters = new Queue(this, 'SettlementContinuationDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(SETTLEMENT_CONTINUATIONS.deadLetterRetentionDays),
+      removalPolicy,
+    });
+    this.settlementQueue = new Queue(this, 'SettlementContinuationQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(SETTLEMENT_CONTINUATIONS.visibilityTimeoutSeconds),
+      retentionPeriod: Duration.days(SETTLEMENT_CONTINUATIONS.retentionDays),
+      deadLetterQueue: { queue: this.settlementDeadLetters, maxReceiveCount: SETTLEMENT_CONTINUATIONS.maxReceiveCount },
     });
 
     // Alarm notifications name an alarm and a metric, nothing of a partner or a payment.

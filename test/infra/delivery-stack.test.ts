@@ -65,16 +65,23 @@ describe('stateful stack: stream and queues', () => {
       Properties: { SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 },
       DeletionPolicy: 'Retain',
     });
-    // Only TLS to either queue
+    // Only TLS to either queue (and to the settlement continuation queues beside them: one policy per queue)
+    const [queueId] = Object.keys(queues).filter((id) => id.startsWith('WebhookDeliveryQueue'));
+    for (const id of [queueId, dlqId]) {
+      stateful.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id }],
+        PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+      });
+    }
     stateful.resourcePropertiesCountIs(
       'AWS::SQS::QueuePolicy',
       { PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) } },
-      2,
+      Object.keys(queues).length,
     );
   });
 
   it('keeps a received message invisible for at least 6 × the consumer’s timeout', () => {
-    const queue = Object.values(stateful.findResources('AWS::SQS::Queue')).find((resource) => resource.Properties.RedrivePolicy !== undefined);
+    const queue = Object.entries(stateful.findResources('AWS::SQS::Queue')).find(([id]) => id.startsWith('WebhookDeliveryQueue'))?.[1];
     const consumer = delivery.findResources('AWS::Lambda::Function')[functionId('webhook-delivery')];
 
     expect(queue?.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * (consumer?.Properties.Timeout as number));

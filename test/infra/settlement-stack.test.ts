@@ -1,6 +1,8 @@
 /**
  * The settlement schedule in AWS: the scheduled run's function (functions/settlement-scheduled.ts), its
- * least-privilege table access, the EventBridge rule from the deploy-time settings, and the alarm on its errors.
+ * least-privilege table access, the EventBridge rule from the deploy-time settings, and the alarm on its errors; the
+ * continuation (functions/settlement-continuation.ts): its queue and dead-letter queue (stateful stack), its event
+ * source, its grants and its alarms, and which functions of the whole app may send to the queue.
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { App } from 'aws-cdk-lib';
@@ -15,43 +17,65 @@ import {
   stageSetting,
 } from '../../infra/aws/deploy-settings';
 import { METRICS_NAMESPACE } from '../../infra/aws/observability';
+import { addServiceStacks } from '../../infra/aws/service-stacks';
 import { SettlementStack } from '../../infra/aws/settlement-stack';
 import { StatefulStack } from '../../infra/aws/stateful-stack';
+import { SETTLEMENT_CONTINUATIONS } from '../../infra/shared/settlement-continuation';
+import { consoleDistFixture } from '../support/console-dist';
 
-/** The settlement stack of an app with these context values (`npx cdk synth -c key=value`). */
-function settlementTemplate(context: Record<string, string> = {}): Template {
+/** The stateful and settlement stacks of an app with these context values (`npx cdk synth -c key=value`). */
+function settlementTemplates(context: Record<string, string> = {}): { stateful: Template; settlement: Template } {
   const app = new App({ context });
   const stateful = new StatefulStack(app, 'Stateful');
   const stack = new SettlementStack(app, 'Settlement', {
     table: stateful.table,
     secretsKey: stateful.secretsKey,
     settlement: settlementSettings(app),
+    settlementQueue: stateful.settlementQueue,
+    settlementDeadLetters: stateful.settlementDeadLetters,
     alarmTopic: stateful.alarmTopic,
   });
-  return Template.fromStack(stack);
+  return { stateful: Template.fromStack(stateful), settlement: Template.fromStack(stack) };
 }
 
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
 
+let stateful: Template;
 let settlement: Template;
 
 beforeAll(() => {
-  settlement = settlementTemplate();
+  ({ stateful, settlement } = settlementTemplates());
 }, 120_000);
 
-/** The logical id of the scheduled run's function. */
-function functionId(template: Template): string {
-  const ids = Object.keys(template.findResources('AWS::Lambda::Function')).filter((id) => /^Fnsettlementscheduled[A-F0-9]{8}$/.test(id));
+/** The logical id of the function built from `functions/<name>.ts`. */
+function functionId(template: Template, name = 'settlement-scheduled'): string {
+  const ids = Object.keys(template.findResources('AWS::Lambda::Function')).filter((id) => new RegExp(`^Fn${name.replace(/-/g, '')}[A-F0-9]{8}$`).test(id));
   expect(ids).toHaveLength(1);
   return ids[0] ?? '';
 }
 
-/** The statements of the scheduled run's role policy. */
-function statements(): Statement[] {
+/** The statements of that function's role policy. */
+function statements(name = 'settlement-scheduled'): Statement[] {
+  const prefix = `Fn${name.replace(/-/g, '')}ServiceRoleDefaultPolicy`;
   return Object.entries(settlement.findResources('AWS::IAM::Policy'))
-    .filter(([logicalId]) => logicalId.startsWith('FnsettlementscheduledServiceRoleDefaultPolicy'))
+    .filter(([logicalId]) => logicalId.startsWith(prefix))
     .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as Statement[]);
 }
+
+const serviceActions = (name: string, service: string) =>
+  statements(name)
+    .flatMap((statement) => [statement.Action].flat())
+    .filter((action) => action.startsWith(`${service}:`))
+    .sort();
+
+/** The logical id of the stateful stack's queue whose id starts with `prefix`. */
+function queueId(prefix: string): string {
+  const ids = Object.keys(stateful.findResources('AWS::SQS::Queue')).filter((id) => id.startsWith(prefix));
+  expect(ids).toHaveLength(1);
+  return ids[0] ?? '';
+}
+
+const runs = ['settlement-scheduled', 'settlement-continuation'];
 
 describe('settlement stack', () => {
   it('runs the scheduled settlement as one Node 22 function: 15 minutes, never two at once, with the default cutoff', () => {
@@ -63,28 +87,43 @@ describe('settlement stack', () => {
       ReservedConcurrentExecutions: 1,
       TracingConfig: { Mode: 'Active' },
       Environment: {
-        Variables: { SVC_RUNTIME: 'aws', TABLE_NAME: expect.anything(), KMS_KEY_ID: expect.anything(), SETTLEMENT_CUTOFF: 'day_boundary' },
+        Variables: {
+          SVC_RUNTIME: 'aws',
+          TABLE_NAME: expect.anything(),
+          KMS_KEY_ID: expect.anything(),
+          SETTLEMENT_CUTOFF: 'day_boundary',
+          SETTLEMENT_QUEUE_URL: { 'Fn::ImportValue': expect.stringContaining('SettlementContinuationQueue') },
+        },
       },
     });
     // It calls no rail: no rail secret, no rail URL.
     expect(Object.keys(fn?.Properties.Environment.Variables as object).filter((name) => name.startsWith('RAIL'))).toEqual([]);
   });
 
-  it('lets it query the table’s indexes, read items (also in batches) and write batches in transactions, but never scan, delete or batch-write', () => {
+  it.each(runs)('lets %s query the table’s indexes, read items (also in batches), write batches’ contents many at a time and commit them in transactions, but never scan or delete', (name) => {
     // Arrange
-    const dynamo = statements().filter((statement) => [statement.Action].flat().some((action) => action.startsWith('dynamodb:')));
+    const dynamo = statements(name).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('dynamodb:')));
     const actions = dynamo.flatMap((statement) => [statement.Action].flat()).sort();
 
     // Assert
-    // BatchGetItem: a run reads the transactions its adjustments reverse in one call (lib/store/settlements.ts).
-    expect(actions).toEqual(['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
-    expect(actions.filter((action) => /^dynamodb:(Scan|DeleteItem|BatchWriteItem)$/.test(action))).toEqual([]);
+    // BatchGetItem: a run reads the transactions its adjustments reverse in one call (lib/store/settlements.ts);
+    // BatchWriteItem: it puts a batch's contents beside it in chunks (the table's `settle` access).
+    expect(actions).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:BatchWriteItem',
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+    ]);
+    expect(actions.filter((action) => /^dynamodb:(Scan|DeleteItem)$/.test(action))).toEqual([]);
     // The partners (gsi1) and the settlement index (gsi3) are indexes of the table
     expect(JSON.stringify(dynamo.map((statement) => statement.Resource))).toContain('/index/*');
   });
 
-  it('gives it no secret and no key: it opens nothing sealed and calls no rail', () => {
-    const actions = statements().flatMap((statement) => [statement.Action].flat());
+  it.each(runs)('gives %s no secret and no key: it opens nothing sealed and calls no rail', (name) => {
+    const actions = statements(name).flatMap((statement) => [statement.Action].flat());
 
     expect(actions.filter((action) => /^(secretsmanager|kms):/.test(action))).toEqual([]);
   });
@@ -144,12 +183,146 @@ describe('settlement stack', () => {
 
   it('takes the schedule and the cutoff from the deploy-time context', () => {
     // Act
-    const custom = settlementTemplate({ settlementSchedule: 'rate(6 hours)', settlementCutoff: 'now' });
+    const custom = settlementTemplates({ settlementSchedule: 'rate(6 hours)', settlementCutoff: 'now' }).settlement;
 
     // Assert
     custom.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(6 hours)' });
     expect(custom.findResources('AWS::Lambda::Function')[functionId(custom)]?.Properties.Environment.Variables.SETTLEMENT_CUTOFF).toBe('now');
   }, 120_000);
+});
+
+describe('settlement continuation', () => {
+  it('has its own queue in the stateful stack: encrypted, invisible 6 × the consumer’s timeout once received, redriven after 3 receives to an encrypted dead-letter queue', () => {
+    const queue = stateful.findResources('AWS::SQS::Queue')[queueId('SettlementContinuationQueue')];
+
+    expect(SETTLEMENT_CONTINUATIONS).toMatchObject({ visibilityTimeoutSeconds: 5400, maxReceiveCount: 3, consumerTimeoutSeconds: 900 });
+    expect(queue?.Properties).toMatchObject({
+      VisibilityTimeout: 5400,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [queueId('SettlementContinuationDeadLetters'), 'Arn'] }, maxReceiveCount: 3 },
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: SETTLEMENT_CONTINUATIONS.retentionDays * 24 * 3600,
+    });
+    expect(stateful.findResources('AWS::SQS::Queue')[queueId('SettlementContinuationDeadLetters')]).toMatchObject({
+      Properties: { SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 },
+      DeletionPolicy: 'Retain',
+    });
+    // Only TLS to either
+    for (const id of [queueId('SettlementContinuationQueue'), queueId('SettlementContinuationDeadLetters')]) {
+      stateful.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id }],
+        PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+      });
+    }
+  });
+
+  it('runs each continuation as a Node 22 function of its own: 15 minutes, the table, the key id and the queue URL', () => {
+    const fn = settlement.findResources('AWS::Lambda::Function')[functionId(settlement, 'settlement-continuation')];
+
+    expect(fn?.Properties).toMatchObject({
+      Runtime: 'nodejs22.x',
+      Timeout: SETTLEMENT_CONTINUATIONS.consumerTimeoutSeconds,
+      TracingConfig: { Mode: 'Active' },
+      Environment: {
+        Variables: {
+          SVC_RUNTIME: 'aws',
+          TABLE_NAME: expect.anything(),
+          KMS_KEY_ID: expect.anything(),
+          SETTLEMENT_QUEUE_URL: { 'Fn::ImportValue': expect.stringContaining('SettlementContinuationQueue') },
+        },
+      },
+    });
+    expect(Object.keys(fn?.Properties.Environment.Variables as object).filter((name) => name.startsWith('RAIL'))).toEqual([]);
+    // The visibility timeout leaves a received message alone while its continuation runs
+    expect(stateful.findResources('AWS::SQS::Queue')[queueId('SettlementContinuationQueue')]?.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(
+      6 * (fn?.Properties.Timeout as number),
+    );
+  });
+
+  it('feeds it from the continuation queue one message at a time, at most two at once', () => {
+    const mappings = Object.values(settlement.findResources('AWS::Lambda::EventSourceMapping'));
+
+    expect(mappings).toHaveLength(1);
+    expect(mappings[0]?.Properties).toMatchObject({
+      FunctionName: { Ref: functionId(settlement, 'settlement-continuation') },
+      EventSourceArn: { 'Fn::ImportValue': expect.stringContaining('SettlementContinuationQueue') },
+      BatchSize: 1,
+      ScalingConfig: { MaximumConcurrency: 2 },
+    });
+    // One message per batch: a failure is the whole batch's, nothing partial to report
+    expect(mappings[0]?.Properties.FunctionResponseTypes).toBeUndefined();
+  });
+
+  it('lets the continuation consume the queue and send the next continuation; the scheduled run only send', () => {
+    expect(serviceActions('settlement-continuation', 'sqs')).toEqual(
+      expect.arrayContaining(['sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility']),
+    );
+    expect(serviceActions('settlement-scheduled', 'sqs')).toContain('sqs:SendMessage');
+    expect(serviceActions('settlement-scheduled', 'sqs').filter((action) => /^sqs:(ReceiveMessage|DeleteMessage|ChangeMessageVisibility)$/.test(action))).toEqual([]);
+  });
+
+  it('alarms on any error of a continuation', () => {
+    settlement.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(settlement, 'settlement-continuation') } }],
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [{ 'Fn::ImportValue': Match.stringLikeRegexp('AlarmTopic') }],
+    });
+  });
+
+  it('alarms on any dead-lettered continuation, notifying the alarm topic', () => {
+    settlement.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Namespace: 'AWS/SQS',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::ImportValue': Match.stringLikeRegexp(queueId('SettlementContinuationDeadLetters')) } }],
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [{ 'Fn::ImportValue': Match.stringLikeRegexp('AlarmTopic') }],
+    });
+  });
+});
+
+describe('settlement continuation queue in the whole app', () => {
+  type Fn = { Properties: { Environment?: { Variables?: Record<string, unknown> } } };
+  let templates: Template[];
+
+  beforeAll(() => {
+    // Who may send is a matter of grants, not of code: no bundling.
+    const app = new App({ context: { stage: 'dev', 'aws:cdk:bundling-stacks': [] } });
+    templates = Object.values(addServiceStacks(app, { consoleDist: consoleDistFixture() })).map((stack) => Template.fromStack(stack));
+  }, 120_000);
+
+  /** The function name a role policy's logical id (`Fn<name>ServiceRoleDefaultPolicy…`) or a function's (`Fn<name>…`) belongs to, without its dashes. */
+  const functionOf = (logicalId: string) => /^Fn(.+?)(ServiceRoleDefaultPolicy)?[A-F0-9]{8}$/.exec(logicalId)?.[1] ?? logicalId;
+  const expected = ['adminsettlementsrun', 'settlementcontinuation', 'settlementscheduled', 'settlementsrun'];
+
+  it('lets only the four functions that run settlement send to it', () => {
+    const senders = templates.flatMap((template) =>
+      Object.entries(template.findResources('AWS::IAM::Policy'))
+        .filter(([, policy]) =>
+          (policy.Properties.PolicyDocument.Statement as Statement[]).some(
+            (statement) => [statement.Action].flat().includes('sqs:SendMessage') && JSON.stringify(statement.Resource).includes('SettlementContinuationQueue'),
+          ),
+        )
+        .map(([logicalId]) => functionOf(logicalId)),
+    );
+
+    expect(senders.sort()).toEqual(expected);
+  });
+
+  it('gives only them its URL', () => {
+    const withUrl = templates.flatMap((template) =>
+      Object.entries(template.findResources('AWS::Lambda::Function'))
+        .filter(([, fn]) => (fn as Fn).Properties.Environment?.Variables?.SETTLEMENT_QUEUE_URL !== undefined)
+        .map(([logicalId]) => functionOf(logicalId)),
+    );
+
+    expect(withUrl.sort()).toEqual(expected);
+  });
 });
 
 describe('deploy-time settlement settings', () => {

@@ -19,6 +19,7 @@ beforeAll(() => {
     cursorSecret: statefulStack.cursorSecret,
     railsSecret: statefulStack.railsSecret,
     rails: { railAApiBase: 'https://rail-a.example/v1', railBApiBase: 'https://rail-b.example/v1' },
+    settlementQueue: statefulStack.settlementQueue,
     settlementCutoff: 'now',
     adminAuth: { jwksUrl: 'https://issuer.example/.well-known/jwks.json', issuer: 'https://issuer.example/', audience: 'partner-payments-admin' },
     alarmTopic: statefulStack.alarmTopic,
@@ -186,13 +187,21 @@ describe('API stack', () => {
       (statement) => [statement.Action].flat().includes('secretsmanager:GetSecretValue') && JSON.stringify(statement.Resource).includes(secretId),
     );
 
-  it('grants each function exactly the table and KMS access its route declares (least privilege)', () => {
+  /** Whether a function may send to the stateful stack's settlement continuation queue. */
+  const sendsToSettlementQueue = (name: string) =>
+    statementsOf(name).some(
+      (statement) => [statement.Action].flat().includes('sqs:SendMessage') && JSON.stringify(statement.Resource).includes('SettlementContinuationQueue'),
+    );
+
+  it('grants each function exactly the table, KMS, secret and queue access its route declares (least privilege)', () => {
     for (const route of [...routes, { ...fallbackRoute, method: 'ANY', path: '$default' }]) {
       const actions = actionsOf(route.name);
       const writes = actions.filter((action) => /^dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)$/.test(action));
       const reads = actions.filter((action) => /^dynamodb:(GetItem|Query)$/.test(action));
-      expect({ route: route.name, writes: writes.length > 0 }).toEqual({ route: route.name, writes: route.access.table === 'readWrite' || route.access.table === 'items' });
-      expect({ route: route.name, reads: reads.length > 0 }).toEqual({ route: route.name, reads: route.access.table === 'read' || route.access.table === 'items' || route.access.table === 'readWrite' });
+      const writing = ['items', 'settle', 'readWrite'].includes(route.access.table ?? '');
+      expect({ route: route.name, writes: writes.length > 0 }).toEqual({ route: route.name, writes: writing });
+      expect({ route: route.name, reads: reads.length > 0 }).toEqual({ route: route.name, reads: route.access.table === 'read' || writing });
+      expect({ route: route.name, batchWrites: actions.includes('dynamodb:BatchWriteItem') }).toEqual({ route: route.name, batchWrites: route.access.table === 'settle' });
       expect(actions.includes('dynamodb:Scan') && route.access.table === undefined).toBe(false);
       expect({ route: route.name, kmsGenerate: actions.includes('kms:GenerateDataKey') }).toEqual({
         route: route.name,
@@ -213,6 +222,10 @@ describe('API stack', () => {
       expect({ route: route.name, railKeys: readsSecret(route.name, 'RailKeys') }).toEqual({
         route: route.name,
         railKeys: route.access.railKeys === true,
+      });
+      expect({ route: route.name, settlementQueue: sendsToSettlementQueue(route.name) }).toEqual({
+        route: route.name,
+        settlementQueue: route.access.settlementQueue === true,
       });
     }
   });
@@ -321,6 +334,25 @@ describe('API stack', () => {
     expect(withCutoff[0]?.[1].Properties.Environment.Variables.SETTLEMENT_CUTOFF).toBe('now');
   });
 
+  it('lets only the two settlement run functions (the partner and the admin route) send to the continuation queue, and gives only them its URL', () => {
+    // Arrange
+    const functions = Object.entries(api.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x' } }));
+    const runIds = functions.map(([id]) => id).filter((id) => /^Fn(admin)?settlementsrun[A-F0-9]{8}$/.test(id));
+    const senders = [...new Set([...routes.map((route) => route.name), fallbackRoute.name])].filter(sendsToSettlementQueue);
+    const withUrl = functions.filter(([, fn]) => fn.Properties.Environment.Variables.SETTLEMENT_QUEUE_URL !== undefined).map(([id]) => id);
+
+    // Assert
+    expect(routes.filter((route) => route.access.settlementQueue === true).map((route) => route.name).sort()).toEqual(['admin-settlements-run', 'settlements-run']);
+    expect(senders.sort()).toEqual(['admin-settlements-run', 'settlements-run']);
+    expect(runIds).toHaveLength(2);
+    expect(withUrl.sort()).toEqual(runIds.sort());
+    for (const runId of runIds) {
+      expect(functions.find(([id]) => id === runId)?.[1].Properties.Environment.Variables.SETTLEMENT_QUEUE_URL).toEqual({
+        'Fn::ImportValue': expect.stringContaining('SettlementContinuationQueue'),
+      });
+    }
+  });
+
   it('serves the branding packet and its CORS preflight from one function, and no preflight for checkout-intent-v2', () => {
     api.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'OPTIONS /api/v1/branding/packet' });
     expect(Object.values(api.findResources('AWS::ApiGatewayV2::Route')).map((route) => route.Properties.RouteKey)).not.toContain(
@@ -423,6 +455,7 @@ describe('API stack', () => {
         cursorSecret: statefulStack.cursorSecret,
         railsSecret: statefulStack.railsSecret,
         rails: { railAApiBase: undefined, railBApiBase: undefined },
+        settlementQueue: statefulStack.settlementQueue,
         settlementCutoff: 'day_boundary',
         alarmTopic: statefulStack.alarmTopic,
       }),

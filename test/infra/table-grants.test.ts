@@ -1,7 +1,8 @@
 /**
  * Each function's table actions in AWS are exactly what `infra/shared/table-grants.ts` declares for it: the same list
  * the local runtime holds every invocation to (`infra/local/lambda/table-grants.ts`), so what the tests exercise
- * locally is what IAM allows in production, no more (no Scan, no BatchWriteItem, no stream read but the relay's).
+ * locally is what IAM allows in production, no more (no Scan, no BatchWriteItem but the settlement runs', no stream
+ * read but the relay's).
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { App } from 'aws-cdk-lib';
@@ -77,11 +78,22 @@ describe('table grants in AWS', () => {
     expect(tableActionsGranted('outbox-relay')).toEqual(streamActions);
   });
 
-  it('grants no function Scan, BatchWriteItem or a stream read, but the relay its stream', () => {
+  it('grants no function Scan or a stream read, but the relay its stream', () => {
     const names = [...functionNames, ...Object.keys(BACKGROUND_TABLE_ACTIONS)];
     expect(names.length).toBeGreaterThan(30);
     for (const name of names.filter((candidate) => candidate !== 'outbox-relay')) {
-      expect({ name, refused: tableActionsGranted(name).filter((action) => ['Scan', 'BatchWriteItem', ...streamActions].includes(action)) }).toEqual({ name, refused: [] });
+      expect({ name, refused: tableActionsGranted(name).filter((action) => ['Scan', ...streamActions].includes(action)) }).toEqual({ name, refused: [] });
     }
+  });
+
+  it('grants BatchWriteItem only to the functions that run settlement (a batch’s contents are put beside it in chunks)', () => {
+    const names = [...functionNames, ...Object.keys(BACKGROUND_TABLE_ACTIONS)];
+
+    expect(names.filter((name) => tableActionsGranted(name).includes('BatchWriteItem')).sort()).toEqual([
+      'admin-settlements-run',
+      'settlement-continuation',
+      'settlement-scheduled',
+      'settlements-run',
+    ]);
   });
 });
