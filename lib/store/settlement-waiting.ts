@@ -5,7 +5,7 @@
  * shape (`waitingQuery`).
  */
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { SettlementItem } from '../domain/settlement';
+import { MAX_LINES_PER_BATCH, type SettlementItem } from '../domain/settlement';
 import { timeLeftMs } from '../deadline';
 import type { WaitingRead } from '../use-cases/ports/settlement-store';
 import { documentClient, tableName } from './dynamo';
@@ -59,9 +59,11 @@ export function waitingQuery(partnerId: string, clientId: string | undefined, fi
 
 /**
  * The waiting entries one run reads per partner: five full batches (decisions.md §7: 10,000 lines each), more than
- * one HTTP run builds in its time, within a scheduled run's 15 minutes; about 50 MB in memory at most.
+ * one HTTP run builds in its time, within a scheduled run's 15 minutes; about 50 MB in memory at most. One more than
+ * five batches' worth: a read cut inside a payment drops that payment (its entries are read again whole), which
+ * leaves five full batches.
  */
-const MAX_WAITING_ENTRIES = 50_000;
+const MAX_WAITING_ENTRIES = 5 * MAX_LINES_PER_BATCH + 1;
 /** Items a Query evaluates per page (before the filter drops today's): a fixed size, so a cut-off never means tiny pages. */
 const PAGE_SIZE = 1_000;
 /** Reading stops with this much of the request's time left, so the run keeps time to write what it read. */

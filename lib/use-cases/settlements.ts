@@ -9,7 +9,7 @@ import { newAuditEvent } from '../domain/audit';
 import { assertActsFor, type Caller } from '../domain/caller';
 import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
-import { type BatchFilters, contentsOf, type OwingGroup, planBatches, type PlannedBatch, railFor, type SettlementBatch, type SettlementItem, totalsOf } from '../domain/settlement';
+import { type BatchFilters, contentsOf, MAX_LINES_PER_BATCH, type OwingGroup, planBatches, type PlannedBatch, railFor, type SettlementBatch, type SettlementItem, totalsOf } from '../domain/settlement';
 import { countMetric, logger } from '../observability';
 import type { PayoutRails } from './ports/payouts';
 import type { PayeeReader } from './ports/partner-readers';
@@ -206,6 +206,13 @@ async function settlePartner(deps: SettlementDeps, partnerId: string, clientId: 
     countMetric('SettlementItemsWithoutFees', waiting.withoutFees.length);
   }
   const plan = planBatches(waiting.items);
+  const cut = waiting.more ? waiting.items.at(-1) : undefined;
+  const ofCut = plan.batches.filter((batch) => cut !== undefined && batch.clientId === cut.clientId && batch.currency === cut.currency);
+  if (ofCut.some((batch) => batch.items.length === MAX_LINES_PER_BATCH)) {
+    // The group the read stopped in: only its full batches now, so that it still makes batches of 10,000; its
+    // remainder is read again, whole, with what follows it.
+    plan.batches = plan.batches.filter((batch) => !ofCut.includes(batch) || batch.items.length === MAX_LINES_PER_BATCH);
+  }
   for (const group of plan.owing) {
     logger.info('Merchant owes money: no batch until its sales cover it', { partnerId, clientId: group.clientId, currency: group.currency, owedMinor: group.owedMinor, since: group.since });
   }

@@ -10,6 +10,7 @@ import { settlementDeps } from '../../../lib/composition';
 import type { Caller } from '../../../lib/domain/caller';
 import { ServiceError } from '../../../lib/domain/errors';
 import { PayoutOutcomeUnknown } from '../../../lib/use-cases/ports/payouts';
+import type { RunContinuation } from '../../../lib/use-cases/ports/settlement-store';
 import { getPartner } from '../../../lib/store/partners';
 import { listWaiting } from '../../../lib/store/settlement-waiting';
 import { getBatch } from '../../../lib/store/settlements';
@@ -138,8 +139,12 @@ describe('a payout interrupted after the rail paid', () => {
 });
 
 /** The settlement deps with "every partner" meaning these only: the table is shared with other test files running at the same time. */
+/** The continuations the runs sent (a queue that keeps them). */
+const continued: RunContinuation[] = [];
+
 const onlyPartners = (partnerIds: string[]): SettlementDeps => ({
   ...settlementDeps,
+  continuations: { continueRun: async (next) => void continued.push(next) },
   partners: {
     ...settlementDeps.partners,
     allPartnerIds: async function* () {
@@ -160,21 +165,23 @@ describe('the scheduled run', () => {
     const result = await handler({ 'detail-type': 'Scheduled Event' }, { getRemainingTimeInMillis: () => 60_000 });
     const again = await handler({ 'detail-type': 'Scheduled Event' }, { getRemainingTimeInMillis: () => 60_000 });
 
-    expect(result).toEqual({ created_batches: 2 });
-    expect(again).toEqual({ created_batches: 0 });
+    expect(result).toEqual({ created_batches: 2, continuing: false });
+    expect(again).toEqual({ created_batches: 0, continuing: false });
   }, TEST_TIMEOUT_MS);
 
-  it('starts no batch write with too little time left: the work waits for the next run', async () => {
+  it('starts no batch write with too little time left: the work goes on in a continuation', async () => {
     const partner = await suite.api.createPartner();
     const clientId = await suite.api.createClient(partner);
     await transactionIn(suite.api, { partnerId: partner.partnerId, clientId }, { amountMinor: 999, currency: 'CHF' });
     const handler = scheduledRun(onlyPartners([partner.partnerId]));
 
+    const sentBefore = continued.length;
     const starved = await handler({}, { getRemainingTimeInMillis: () => 4_000 });
     const roomy = await handler({}, { getRemainingTimeInMillis: () => 60_000 });
 
-    expect(starved).toEqual({ created_batches: 0 });
-    expect(roomy).toEqual({ created_batches: 1 });
+    expect(starved).toEqual({ created_batches: 0, continuing: true });
+    expect(continued.slice(sentBefore)).toEqual([{ scope: {}, cutoff: expect.any(String), attempt: 1 }]);
+    expect(roomy).toEqual({ created_batches: 1, continuing: false });
   }, TEST_TIMEOUT_MS);
 });
 

@@ -95,7 +95,7 @@ describe('the scheduled settlement function', () => {
     const { outcome, emf } = await invokeScheduled(onlyPartners([partner.partnerId]));
 
     // Assert
-    expect(outcome).toEqual({ status: 'fulfilled', value: { created_batches: 1 } });
+    expect(outcome).toEqual({ status: 'fulfilled', value: { created_batches: 1, continuing: false } });
     expect(valuesOf(emf, 'SettlementBatchesCreated')).toEqual([{ value: 1, service: 'partner-payments' }]);
   }, TEST_TIMEOUT_MS);
 
