@@ -101,6 +101,8 @@ export interface ScenarioResult {
   calls: Array<{ ms: number; batches: number }>;
   /** From the first request to the answer of the last call that created batches: everything batched. */
   untilBatchedMs: number;
+  /** The batches made, by the calls and their continuations. */
+  batches: number;
   /** CPU seconds while batching: the service's node processes, and DynamoDB Local's JVM (a process group of its own). */
   cpuSeconds: Record<string, number>;
 }
@@ -368,7 +370,7 @@ async function measure(hooks: SettlementBenchHooks, label: string, history: numb
     const run = await runUntilSettled(service, platformKey, seeded.eligibleIds.size);
     await verify(db, table, payees, seeded, run.batches);
     if (run.batches.length !== seeded.expectedBatches) throw new Error(`settlement run: ${run.batches.length} batches, planned ${seeded.expectedBatches}`);
-    return { label, history, seeded, idleWaitMs, calls: run.calls, untilBatchedMs: run.untilBatchedMs, cpuSeconds: run.cpuSeconds };
+    return { label, history, seeded, idleWaitMs, calls: run.calls, untilBatchedMs: run.untilBatchedMs, batches: run.batches.length, cpuSeconds: run.cpuSeconds };
   } finally {
     await hooks.stopService(service);
   }
@@ -464,7 +466,7 @@ export async function benchSettlement(hooks: SettlementBenchHooks) {
     settlement_run_10k_with_history_ms: Math.round(withHistory.untilBatchedMs),
     settlement_run_10k_with_history_calls: withHistory.calls.filter((call) => call.batches > 0).length,
     settlement_history_ratio: ratio,
-    settlement_batches: alone.calls.reduce((sum, call) => sum + call.batches, 0),
+    settlement_batches: alone.batches,
     settlement_groups: alone.seeded.groups,
     settlement_one_group_payments: ONE_GROUP,
     settlement_one_group_batches: oneGroup.batches,
