@@ -87,6 +87,8 @@ export const SHAPES: Shape[] = [
   shape('table', keys.webhookDelivery(ID).pk, 'item'),
   shape('table', keys.auditEvent(ID).pk, 'item'),
   shape('table', keys.settlementBatch(ID).pk, 'item'),
+  // A group's lease: one merchant's (its client and currency are the id's part).
+  shape('table', keys.settlementGroup(P, ID, '').pk.slice(0, -1), 'client', 1, 'SETTLEGROUP#<partner>#<client>#<currency>'),
   // gsi1: newest first per owner
   shape('gsi1', keys.allPartners, 'platform'),
   shape('gsi1', keys.apiKeysOf(P), 'partner'),
@@ -96,6 +98,7 @@ export const SHAPES: Shape[] = [
   shape('gsi1', keys.deliveriesOf(P), 'partner'),
   shape('gsi1', keys.auditEventsOf(P), 'partner'),
   shape('gsi1', keys.settlementBatchesOf(P), 'partner'),
+  shape('gsi1', keys.settlementBuildsOf(P), 'partner'),
   // gsi2: platform-wide lists, and the outbox before its shards (read until the deliveries written then are gone)
   shape('gsi2', keys.allTransactions, 'platform'),
   shape('gsi2', keys.legacyOutbox, 'platform'),
@@ -103,6 +106,8 @@ export const SHAPES: Shape[] = [
   shape('gsi2', keys.allSettlementBatches, 'platform'),
   // gsi3: waiting for settlement
   shape('gsi3', keys.settlementPartition(P), 'partner'),
+  // A building batch's reserved lines: one batch's own.
+  shape('gsi3', keys.settlementBuildPartition(ID), 'item'),
   // gsi5, gsi6: sharded lists, a partner's and the platform's
   shape('gsi5', keys.partnerTransactionShard(P, SHARD), 'partner', TRANSACTION_LIST_SHARDS.partner),
   shape('gsi6', keys.platformTransactionShard(SHARD), 'platform', TRANSACTION_LIST_SHARDS.platform),
