@@ -17,10 +17,9 @@ import { batchGetAll } from '../../lib/store/batch-get';
 import { keys } from '../../lib/store/keys';
 import { getPartner } from '../../lib/store/partners';
 import { toTransaction, withSettlementStatus } from '../../lib/store/transactions';
-import { PayoutOutcomeUnknown } from '../../lib/use-cases/ports/payouts';
 import { payBatch } from '../../lib/use-cases/settlement-payouts';
-import type { SettlementDeps } from '../../lib/use-cases/settlements';
 import { usePartnerSuite } from '../support/api';
+import { answerLost } from '../support/rail-faults';
 import { railTransfers, seedWaitingPayments } from '../support/settlement';
 
 const suite = usePartnerSuite();
@@ -30,18 +29,6 @@ async function freshMerchant() {
   const clientId = await suite.api.createClient(partner);
   return { partnerId: partner.partnerId, clientId };
 }
-
-/** Rails that pay, then lose the answer: the rail paid, the service cannot know. */
-const answerLost: SettlementDeps = {
-  ...settlementDeps,
-  rails: {
-    ...settlementDeps.rails,
-    pay: async (request) => {
-      await settlementDeps.rails.pay(request);
-      throw new PayoutOutcomeUnknown('the rail did not answer');
-    },
-  },
-};
 
 const idsOf = (batches: SettlementBatch[]) => batches.flatMap((batch) => batch.transactionIds);
 

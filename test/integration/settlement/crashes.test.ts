@@ -9,7 +9,6 @@ import { createHandler as scheduledRun } from '../../../functions/settlement-sch
 import { settlementDeps } from '../../../lib/composition';
 import type { Caller } from '../../../lib/domain/caller';
 import { ServiceError } from '../../../lib/domain/errors';
-import { PayoutOutcomeUnknown } from '../../../lib/use-cases/ports/payouts';
 import type { RunContinuation } from '../../../lib/use-cases/ports/settlement-store';
 import { getPartner } from '../../../lib/store/partners';
 import { listWaiting } from '../../../lib/store/settlement-waiting';
@@ -17,6 +16,7 @@ import { getBatch } from '../../../lib/store/settlements';
 import { payBatch } from '../../../lib/use-cases/settlement-payouts';
 import { runSettlement, type SettlementDeps } from '../../../lib/use-cases/settlements';
 import { usePartnerSuite } from '../../support/api';
+import { answerLost } from '../../support/rail-faults';
 import { railTransfers, transactionIn, yesterday } from '../../support/settlement';
 
 /** Each test brings its transactions to `succeeded` through the processor webhook, and runs with the rest of the suite. */
@@ -42,18 +42,6 @@ const rejection = async (work: Promise<unknown>) => {
     return error;
   }
   throw new Error('expected a rejection');
-};
-
-/** Rails that pay, then lose the answer: the rail paid, the service cannot know. */
-const answerLost: SettlementDeps = {
-  ...settlementDeps,
-  rails: {
-    ...settlementDeps.rails,
-    pay: async (request) => {
-      await settlementDeps.rails.pay(request);
-      throw new PayoutOutcomeUnknown('rail A did not answer within 9000 ms');
-    },
-  },
 };
 
 describe('a payout interrupted after the rail paid', () => {
