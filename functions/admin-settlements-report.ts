@@ -7,5 +7,5 @@ import { batchReportFor } from '../lib/use-cases/settlements';
 import { adminSettlementReportDoc } from '../lib/http/route-docs/admin-transactions-settlements';
 
 export const handler = httpRoute({ access: 'admin', params: AdminSettlementParams, doc: adminSettlementReportDoc }, async ({ caller, params }) =>
-  presentBatchReport(await batchReportFor(settlementDeps, caller, params.settlement_batch_id)),
+  await presentBatchReport(await batchReportFor(settlementDeps, caller, params.settlement_batch_id)),
 );

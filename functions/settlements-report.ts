@@ -10,5 +10,5 @@ import { batchReportFor } from '../lib/use-cases/settlements';
 import { settlementReportDoc } from '../lib/http/route-docs/settlements';
 
 export const handler = httpRoute({ access: 'partner-read', params: SettlementParams, doc: settlementReportDoc }, async ({ caller, params }) =>
-  presentBatchReport(await batchReportFor(settlementDeps, caller, params.id)),
+  await presentBatchReport(await batchReportFor(settlementDeps, caller, params.id)),
 );

@@ -2,6 +2,7 @@
 import { config } from '../config';
 import { rails } from '../payouts';
 import * as audit from '../store/audit-events';
+import { owedMinor } from '../store/balances';
 import * as partners from '../store/partners';
 import * as payees from '../store/payees';
 import { listWaiting } from '../store/settlement-waiting';
@@ -10,7 +11,7 @@ import { settlementContinuations } from './settlement-continuations';
 import type { SettlementDeps } from '../use-cases/settlements';
 
 export const settlementDeps: SettlementDeps = {
-  settlements: { ...settlements, listWaiting },
+  settlements: { ...settlements, listWaiting, owedMinor },
   partners,
   payees,
   audit,

@@ -27,7 +27,7 @@
  * starts with `'` gets one more (`'x` is written `''x`), so that stripping is never ambiguous.
  */
 import { type CurrencyCode, formatMinorUnits } from './money';
-import type { SettlementBatch, SettlementItem } from './settlement';
+import { type BatchLimits, MAX_LINES_PER_BATCH, type SettlementBatch, type SettlementItem } from './settlement';
 
 /** The `content-type` of the report. */
 export const SETTLEMENT_REPORT_CONTENT_TYPE = 'text/csv; charset=utf-8';
@@ -36,16 +36,55 @@ const HEADER = ['type', 'svc_tx_id', 'partner_reference', 'created_at', 'currenc
 
 const CRLF = '\r\n';
 
+/** What of a batch its report shows beside its lines: the total row. */
+type ReportedBatch = Pick<SettlementBatch, 'totals' | 'currency'>;
+
 /** Builds the report of one batch from its lines: header, one row per line in the batch's order, then the total row. */
-export function batchReportCsv(batch: SettlementBatch, lines: readonly SettlementItem[]): string {
-  const { totals, currency } = batch;
-  const records = [
-    HEADER,
-    ...lines.map(lineRecord),
-    ['total', '', '', '', currency, ...amounts(currency, [totals.grossMinor, totals.processorFeesMinor, totals.platformFeesMinor, totals.netMinor])],
-  ];
-  return records.map((fields) => fields.map(csvField).join(',') + CRLF).join('');
+export function batchReportCsv(batch: ReportedBatch, lines: readonly SettlementItem[]): string {
+  return record(HEADER) + rowsOf(lines) + record(totalRecord(batch));
 }
+
+/**
+ * The same report in pieces, as the batch's lines are read chunk by chunk (its `LINES#` items): the header, the rows
+ * of each chunk, the total row. Only one chunk of lines is held at a time (docs/settlement.md "Reports").
+ */
+export async function* batchReportPieces(batch: ReportedBatch, chunks: AsyncIterable<readonly SettlementItem[]>): AsyncGenerator<string> {
+  yield record(HEADER);
+  for await (const lines of chunks) yield rowsOf(lines);
+  yield record(totalRecord(batch));
+}
+
+/**
+ * The bytes a line's row takes in the report as a Lambda's response carries it: UTF-8, inside the JSON string of the
+ * response's body (a `"` or CR/LF escaped). What bounds a batch ({@link MAX_REPORT_BYTES}), so that
+ * every report fits in one response.
+ */
+export const reportRowBytes = (line: SettlementItem): number => utf8.encode(JSON.stringify(record(lineRecord(line)))).length - 2;
+
+/**
+ * The rows of one batch's report at most, in bytes as a Lambda's response carries them ({@link reportRowBytes}):
+ * under its 6 MB with room for the header, the total row and the response's envelope (docs/settlement.md
+ * "Reconciliation report"). 10,000 rows take about 1.5 MB with references of a few dozen characters.
+ */
+export const MAX_REPORT_BYTES = 4_500_000;
+
+/** What one batch may hold (decisions.md §7): {@link MAX_LINES_PER_BATCH} lines, and a report that fits in one answer. */
+export const BATCH_LIMITS: BatchLimits = { lines: MAX_LINES_PER_BATCH, reportBytes: MAX_REPORT_BYTES, rowBytes: reportRowBytes };
+
+const utf8 = new TextEncoder();
+
+const record = (fields: readonly string[]) => fields.map(csvField).join(',') + CRLF;
+
+const rowsOf = (lines: readonly SettlementItem[]) => lines.map((line) => record(lineRecord(line))).join('');
+
+const totalRecord = ({ totals, currency }: ReportedBatch) => [
+  'total',
+  '',
+  '',
+  '',
+  currency,
+  ...amounts(currency, [totals.grossMinor, totals.processorFeesMinor, totals.platformFeesMinor, totals.netMinor]),
+];
 
 /** The report's download name, `settlement-<batch id>.csv`. */
 export function batchReportFilename(batch: Pick<SettlementBatch, 'id'>): string {

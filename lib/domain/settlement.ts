@@ -8,8 +8,10 @@
  * - a group (partner, client, currency) whose waiting entries sum to a net ≤ 0 makes no batch: everything waits,
  *   and the merchant owes the shortfall until later sales cover it (no payout while it owes);
  * - a batch holds at most {@link MAX_LINES_PER_BATCH} entries (decisions.md §7: one payout per merchant and
- *   currency, each payout costing the merchant a rail fee); a larger group becomes batches of that many and a
- *   remainder, together holding every entry of the group, none of net below 0: the first holds every reversal
+ *   currency, each payout costing the merchant a rail fee), and a report of at most `MAX_REPORT_BYTES` (so
+ *   that every report fits in one Lambda response, whatever partners put in their references: 10,000 lines take
+ *   about 1.5 MB with references of a few dozen characters, and up to 11 MB with 255-character ones); a larger group
+ *   becomes batches as full as that allows and a remainder, together holding every entry of the group, none of net below 0: the first holds every reversal
  *   (with the oldest sales, or the largest if the oldest do not cover them), the rest only sales. So whichever of
  *   them are made, a merchant is never paid sales whose reversals were left behind; a group whose reversals no
  *   one batch covers waits whole.
@@ -19,6 +21,16 @@ import type { CurrencyCode } from './money';
 
 /** Entries of one batch at most (decisions.md §7); the store builds a batch of any size up to it invisibly, then commits it in one write. */
 export const MAX_LINES_PER_BATCH = 10_000;
+
+/**
+ * What one batch may hold: `lines` lines and `reportBytes` of report rows, each line's row weighing `rowBytes`
+ * (`BATCH_LIMITS` in `settlement-report.ts`; smaller in tests of the splitting).
+ */
+export interface BatchLimits {
+  lines: number;
+  reportBytes: number;
+  rowBytes: (line: SettlementItem) => number;
+}
 
 /**
  * An entry waiting for settlement. `settlesTransaction`: the entry is the sale of a payment that is still
@@ -44,6 +56,8 @@ export interface PlannedBatch {
   currency: CurrencyCode;
   items: SettlementItem[];
   totals: SettlementTotals;
+  /** It holds as much as one batch may ({@link BatchLimits}): the next line of its group did not fit. */
+  full: boolean;
 }
 
 /** A group whose waiting entries net below zero: the merchant owes `owedMinor`, since its oldest waiting reversal. */
@@ -89,18 +103,18 @@ export function groupsOf<T extends LedgerEntry>(waiting: readonly T[]): T[][] {
 export interface SettlementPlan {
   batches: PlannedBatch[];
   owing: OwingGroup[];
-  /** Groups of net > 0 whose reversals no batch of {@link MAX_LINES_PER_BATCH} lines can cover: they wait whole. */
+  /** Groups of net > 0 whose reversals no one batch can cover ({@link BatchLimits}): they wait whole. */
   unplaceable: { partnerId: string; clientId: string; currency: CurrencyCode; entries: number }[];
 }
 
-/** The batches of the waiting entries; `maxLines` is {@link MAX_LINES_PER_BATCH} but in tests of the splitting. */
-export function planBatches(waiting: readonly SettlementItem[], maxLines = MAX_LINES_PER_BATCH): SettlementPlan {
+/** The batches of the waiting entries, each within `limits` (`BATCH_LIMITS` but in tests of the splitting). */
+export function planBatches(waiting: readonly SettlementItem[], limits: BatchLimits): SettlementPlan {
   const plan: SettlementPlan = { batches: [], owing: [], unplaceable: [] };
   for (const group of groupsOf(waiting)) {
     const net = totalsOf(group).netMinor;
     const first = group[0] as SettlementItem;
     if (net > 0) {
-      const batches = planGroup(group, maxLines);
+      const batches = planGroup(group, limits);
       if (batches === undefined) plan.unplaceable.push({ partnerId: first.partnerId, clientId: first.clientId, currency: first.currency, entries: group.length });
       else plan.batches.push(...batches);
     } else if (net < 0) plan.owing.push(owingOf(group, -net));
@@ -115,36 +129,58 @@ function owingOf(group: readonly SettlementItem[], owedMinor: number): OwingGrou
 }
 
 /**
- * A group of net > 0 in batches of at most `maxLines`, none of net < 0, that together hold every entry of the group,
- * so they pay exactly its net. One batch when the group fits in one (the usual case). Else the first batch holds
- * every reversal, filled with the oldest sales (or, if those do not cover the reversals, the largest), and the
- * other sales follow in ledger order, `maxLines` a batch: 25,000 sales make 10,000 + 10,000 + 5,000. The first is
- * written first; the others hold only sales, so any of them may be made or not without paying a merchant what a
- * reversal takes back. `undefined` when the reversals are more, or larger, than one batch covers: the whole group
- * waits. Each batch lists its entries in ledger order.
+ * The longest run of `candidates`, from the first, that fits in `room` lines and `roomBytes` of report; `full` when
+ * one more was left out for want of room.
  */
-function planGroup(group: readonly SettlementItem[], maxLines: number): PlannedBatch[] | undefined {
-  if (group.length <= maxLines) return [batchOf(group)];
+function fill(candidates: readonly SettlementItem[], room: number, roomBytes: number, limits: BatchLimits): { taken: SettlementItem[]; full: boolean } {
+  const taken: SettlementItem[] = [];
+  let bytes = 0;
+  for (const item of candidates) {
+    const size = limits.rowBytes(item);
+    if (taken.length === room || bytes + size > roomBytes) return { taken, full: true };
+    taken.push(item);
+    bytes += size;
+  }
+  return { taken, full: false };
+}
+
+/**
+ * A group of net > 0 in batches within `limits`, none of net < 0, that together hold every entry of the group, so
+ * they pay exactly its net. One batch when the group fits in one (the usual case). Else the first batch holds every
+ * reversal, filled with the oldest sales (or, if those do not cover the reversals, the largest), and the other sales
+ * follow in ledger order, each batch as full as the limits allow: 25,000 sales make 10,000 + 10,000 + 5,000. The
+ * first is written first; the others hold only sales, so any of them may be made or not without paying a merchant
+ * what a reversal takes back. `undefined` when the reversals are more, or larger, than one batch covers: the whole
+ * group waits. Each batch lists its entries in ledger order.
+ */
+function planGroup(group: readonly SettlementItem[], limits: BatchLimits): PlannedBatch[] | undefined {
+  const whole = fill(group, limits.lines, limits.reportBytes, limits);
+  if (!whole.full) return [batchOf(group, false)];
   const debits = group.filter((item) => item.netMinor < 0);
   const credits = group.filter((item) => item.netMinor >= 0);
-  const room = maxLines - debits.length;
-  if (room <= 0) return undefined;
+  const room = limits.lines - debits.length;
+  const roomBytes = limits.reportBytes - debits.reduce((sum, item) => sum + limits.rowBytes(item), 0);
+  if (room <= 0 || roomBytes <= 0) return undefined;
   // The first batch pays something (a build of net 0 where the plan paid something is not made, decisions.md §7).
   const covers = (sales: readonly SettlementItem[]) => totalsOf([...debits, ...sales]).netMinor > 0;
-  let first = credits.slice(0, room);
-  if (!covers(first)) first = [...credits].sort((a, b) => b.netMinor - a.netMinor).slice(0, room);
+  let first = fill(credits, room, roomBytes, limits).taken;
+  if (!covers(first)) first = fill([...credits].sort((a, b) => b.netMinor - a.netMinor), room, roomBytes, limits).taken;
   if (!covers(first)) return undefined;
   const inFirst = new Set(first);
-  const rest = credits.filter((item) => !inFirst.has(item));
-  const batches = [batchOf([...debits, ...first])];
-  for (let start = 0; start < rest.length; start += maxLines) batches.push(batchOf(rest.slice(start, start + maxLines)));
+  let rest = credits.filter((item) => !inFirst.has(item));
+  const batches = [batchOf([...debits, ...first], rest.length > 0)];
+  while (rest.length > 0) {
+    const next = fill(rest, limits.lines, limits.reportBytes, limits);
+    batches.push(batchOf(next.taken, next.full));
+    rest = rest.slice(next.taken.length);
+  }
   return batches;
 }
 
-function batchOf(items: readonly SettlementItem[]): PlannedBatch {
+function batchOf(items: readonly SettlementItem[], full: boolean): PlannedBatch {
   const ordered = [...items].sort(ledgerOrder);
   const first = ordered[0] as SettlementItem;
-  return { partnerId: first.partnerId, clientId: first.clientId, currency: first.currency, items: ordered, totals: totalsOf(ordered) };
+  return { partnerId: first.partnerId, clientId: first.clientId, currency: first.currency, items: ordered, totals: totalsOf(ordered), full };
 }
 
 export type RailName = 'railA' | 'railB';

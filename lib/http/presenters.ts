@@ -4,7 +4,7 @@ import { type CurrencyCode, toMajorUnits } from '../domain/money';
 import { type Client, FLAT_FEE_CURRENCY, type Partner } from '../domain/partner';
 import type { SettlementBatch, SettlementItem } from '../domain/settlement';
 import type { Transaction } from '../domain/transaction';
-import { batchReportContentDisposition, batchReportCsv, SETTLEMENT_REPORT_CONTENT_TYPE } from '../domain/settlement-report';
+import { batchReportContentDisposition, batchReportPieces, SETTLEMENT_REPORT_CONTENT_TYPE } from '../domain/settlement-report';
 import type { ApiKeySummary } from '../auth/api-keys';
 import type { Page } from '../domain/page';
 import type { IssuedApiKey } from '../use-cases/partners';
@@ -162,10 +162,12 @@ export const presentSettlementRun = (run: { batches: SettlementBatch[]; continui
   continuing: run.continuing,
 });
 
-/** A batch's reconciliation report as the answer that downloads it (decisions.md §7). */
-export const presentBatchReport = ({ batch, lines }: { batch: SettlementBatch; lines: readonly SettlementItem[] }): HttpResult => ({
-  status: 200,
-  text: batchReportCsv(batch, lines),
-  contentType: SETTLEMENT_REPORT_CONTENT_TYPE,
-  headers: { 'content-disposition': batchReportContentDisposition(batch) },
-});
+/**
+ * A batch's reconciliation report as the answer that downloads it (decisions.md §7): written as its lines are read,
+ * a chunk at a time; what a Lambda answers is its text (bounded: docs/settlement.md "Reports").
+ */
+export async function presentBatchReport({ batch, lines }: { batch: SettlementBatch; lines: AsyncIterable<readonly SettlementItem[]> }): Promise<HttpResult> {
+  const pieces: string[] = [];
+  for await (const piece of batchReportPieces(batch, lines)) pieces.push(piece);
+  return { status: 200, text: pieces.join(''), contentType: SETTLEMENT_REPORT_CONTENT_TYPE, headers: { 'content-disposition': batchReportContentDisposition(batch) } };
+}

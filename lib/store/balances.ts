@@ -6,6 +6,7 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { currencyCode } from '../domain/money';
 import type { BalanceFilters, WaitingBalance } from '../use-cases/balances';
+import type { GroupKey } from '../use-cases/ports/settlement-store';
 import { documentClient } from './dynamo';
 import { keys } from './keys';
 import { toEntry } from './ledger-entries';
@@ -104,4 +105,11 @@ export async function listBalances(partnerId: string, query: BalanceFilters): Pr
     items: groups.map((group) => group.balance),
     nextCursor: resumeAfter === undefined ? null : await sealListCursor(scope, CURSOR_KEYS.map((name) => String(resumeAfter[name]))),
   };
+}
+
+/** What a merchant owes in one currency (0 when nothing): its balance, builds in progress included (decisions.md §5a). */
+export async function owedMinor(group: GroupKey): Promise<number> {
+  const { items } = await listBalances(group.partnerId, { clientId: group.clientId, currency: currencyCode(group.currency), limit: 1 });
+  const balance = items[0];
+  return balance === undefined ? 0 : Math.max(0, balance.debitsMinor - balance.creditsMinor);
 }

@@ -382,17 +382,31 @@ export async function getBatch(batchId: string): Promise<SettlementBatch | undef
   return toBatch(record, items);
 }
 
-/** Every line of a batch, in its order (its report). */
-export async function batchLines(batchId: string): Promise<SettlementItem[]> {
+/**
+ * Every line of a batch, in its order (its report), a chunk at a time: one `LINES#` item of up to
+ * {@link LINES_PER_CHUNK} lines per read (a batch made before chunks: its inline lines, at once).
+ */
+export async function* batchLineChunks(batchId: string): AsyncGenerator<SettlementItem[]> {
   const { Item } = await documentClient.send(new GetCommand({ TableName: tableName, Key: keys.settlementBatch(batchId), ConsistentRead: true, ProjectionExpression: '#lines', ExpressionAttributeNames: { '#lines': 'lines' } }));
-  if (Array.isArray(Item?.lines)) return (Item.lines as Record<string, unknown>[]).map(toLine);
-  const chunks = await queryAll({
+  if (Array.isArray(Item?.lines)) {
+    yield (Item.lines as Record<string, unknown>[]).map(toLine);
+    return;
+  }
+  const pages = queryPages({
     TableName: tableName,
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :lines)',
     ExpressionAttributeValues: { ':pk': keys.settlementBatch(batchId).pk, ':lines': 'LINES#' },
     ConsistentRead: true,
+    Limit: 1,
   });
-  return chunks.flatMap((chunk) => (chunk.lines as Record<string, unknown>[]).map(toLine));
+  for await (const page of pages) for (const chunk of page) yield (chunk.lines as Record<string, unknown>[]).map(toLine);
+}
+
+/** Every line of a batch, in its order. */
+export async function batchLines(batchId: string): Promise<SettlementItem[]> {
+  const lines: SettlementItem[] = [];
+  for await (const chunk of batchLineChunks(batchId)) lines.push(...chunk);
+  return lines;
 }
 
 /**

@@ -111,14 +111,14 @@ async function assertPayeeCanBePaid(deps: SettlementDeps, batch: SettlementBatch
 /**
  * No payout while the merchant owes (decisions.md §5a): a batch made while its group was owed money, and a refund or
  * dispute since that leaves the merchant's waiting entries (in the batch's currency) netting below zero, is held
- * (the claim given back, 409 CLIENT_OWES) until later sales cover what it owes. The same entries `GET /balances`
- * sums, read now (a Query of the settlement index).
+ * (the claim given back, 409 CLIENT_OWES) until later sales cover what it owes. The same sum `GET /balances` shows,
+ * read now: the waiting entries, and the lines a run building a batch holds reserved (a reversal reserved before the
+ * sales that cover it must not make the merchant look paid up for a moment).
  */
 async function assertClientDoesNotOwe(deps: SettlementDeps, batch: SettlementBatch, claimId: string): Promise<void> {
-  const waiting = await deps.settlements.listWaiting(batch.partnerId, batch.clientId, undefined);
-  const net = waiting.items.filter((entry) => entry.currency === batch.currency).reduce((sum, entry) => sum + entry.netMinor, 0);
-  if (net >= 0) return;
-  logger.warn('Payout held: the merchant owes', { batchId: batch.id, owedMinor: -net });
+  const owedMinor = await deps.settlements.owedMinor(batch);
+  if (owedMinor === 0) return;
+  logger.warn('Payout held: the merchant owes', { batchId: batch.id, owedMinor });
   countMetric('SettlementPayoutsHeldForDebt');
   await deps.settlements.releasePayoutClaim(batch, claimId, deps.now().toISOString());
   throw errors.clientOwes();

@@ -9,7 +9,8 @@ import { newAuditEvent } from '../domain/audit';
 import { assertActsFor, type Caller } from '../domain/caller';
 import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
-import { type BatchFilters, contentsOf, MAX_LINES_PER_BATCH, type OwingGroup, planBatches, type PlannedBatch, railFor, type SettlementBatch, type SettlementItem, totalsOf } from '../domain/settlement';
+import { BATCH_LIMITS } from '../domain/settlement-report';
+import { type BatchFilters, contentsOf, type OwingGroup, planBatches, type PlannedBatch, railFor, type SettlementBatch, type SettlementItem, totalsOf } from '../domain/settlement';
 import { countMetric, logger } from '../observability';
 import type { PayoutRails } from './ports/payouts';
 import type { PayeeReader } from './ports/partner-readers';
@@ -205,13 +206,13 @@ async function settlePartner(deps: SettlementDeps, partnerId: string, clientId: 
     logger.error('Succeeded transactions without a fee split are left out of settlement', { partnerId, svcTxIds: waiting.withoutFees.slice(0, 20) });
     countMetric('SettlementItemsWithoutFees', waiting.withoutFees.length);
   }
-  const plan = planBatches(waiting.items);
+  const plan = planBatches(waiting.items, BATCH_LIMITS);
   const cut = waiting.more ? waiting.items.at(-1) : undefined;
   const ofCut = plan.batches.filter((batch) => cut !== undefined && batch.clientId === cut.clientId && batch.currency === cut.currency);
-  if (ofCut.some((batch) => batch.items.length === MAX_LINES_PER_BATCH)) {
+  if (ofCut.some((batch) => batch.full)) {
     // The group the read stopped in: only its full batches now, so that it still makes batches of 10,000; its
     // remainder is read again, whole, with what follows it.
-    plan.batches = plan.batches.filter((batch) => !ofCut.includes(batch) || batch.items.length === MAX_LINES_PER_BATCH);
+    plan.batches = plan.batches.filter((batch) => !ofCut.includes(batch) || batch.full);
   }
   for (const group of plan.owing) {
     logger.info('Merchant owes money: no batch until its sales cover it', { partnerId, clientId: group.clientId, currency: group.currency, owedMinor: group.owedMinor, since: group.since });
@@ -382,8 +383,8 @@ export function listBatchesFor(
 }
 
 
-/** A batch the caller may see, with every line (its report). */
-export async function batchReportFor(deps: SettlementDeps, caller: Caller, batchId: string): Promise<{ batch: SettlementBatch; lines: SettlementItem[] }> {
+/** A batch the caller may see, with its lines as they are read, a chunk at a time (its report). */
+export async function batchReportFor(deps: SettlementDeps, caller: Caller, batchId: string): Promise<{ batch: SettlementBatch; lines: AsyncIterable<SettlementItem[]> }> {
   const batch = await getBatchFor(deps, caller, batchId);
-  return { batch, lines: await deps.settlements.batchLines(batch.id) };
+  return { batch, lines: deps.settlements.batchLineChunks(batch.id) };
 }

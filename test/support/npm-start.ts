@@ -134,16 +134,25 @@ export async function startService(
       }
     },
   };
+  let npmExited = false;
+  npm.once('exit', () => (npmExited = true));
   try {
-    await waitFor(
+    const outcome = await waitFor(
       async () => {
+        // An npm start that stopped (it could not start) will never be healthy: no point waiting the whole minute.
+        if (npmExited) return 'exited' as const;
         remember();
         // Healthy, and done printing its banner (the admin token is in it).
-        return (await fetch(`${service.baseUrl}/health`)).status === 200 && output.includes('Press Ctrl-C to stop.') ? true : undefined;
+        return (await fetch(`${service.baseUrl}/health`)).status === 200 && output.includes('Press Ctrl-C to stop.') ? ('healthy' as const) : undefined;
       },
       60_000,
       'GET /api/v1/health',
     );
+    if (outcome === 'exited') {
+      // Its last words (why it stopped) may still be in the pipe: read to the end, or for 2 s at most.
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+      throw new Error('npm start exited before GET /api/v1/health answered 200');
+    }
   } catch (error) {
     service.killAll();
     throw new Error(`${error instanceof Error ? error.message : String(error)}; npm start said:\n${output}`);

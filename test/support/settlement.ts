@@ -3,7 +3,7 @@
  * with its intent, then the processor's signed event through the local API), and the sandbox rails' records.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../../lib/config';
 import { computeFees } from '../../lib/domain/fees';
 import { currencyCode } from '../../lib/domain/money';
@@ -90,6 +90,12 @@ export async function failNextPayout(rail: 'a' | 'b'): Promise<void> {
   if (!response.ok) throw new Error(`fail-next refused: ${response.status}`);
 }
 
+/** Where seeded items are written: a document client and its table (by default this process's, from `lib/config`). */
+export interface SeedTarget {
+  client: Pick<DynamoDBDocumentClient, 'send'>;
+  tableName: string;
+}
+
 /**
  * `count` succeeded, unsettled payments of one merchant, written straight to the table in the exact shape the
  * service writes on success (the transaction, its fee split, its place in the settlement index), created one second
@@ -97,34 +103,46 @@ export async function failNextPayout(rail: 'a' | 'b'): Promise<void> {
  * Returns their ids, oldest first.
  */
 export async function seedWaitingPayments(payee: { partnerId: string; clientId: string }, count: number, options: { currency?: string; from?: string } = {}): Promise<string[]> {
+  return (await seedWaitingTransactions(payee, count, options)).map((tx) => tx.svcTxId);
+}
+
+/**
+ * {@link seedWaitingPayments}, returning the transactions written (amounts and fee splits, to check totals against),
+ * into `options.target` when given: another table, such as the one of a service started with `npm start`.
+ */
+export async function seedWaitingTransactions(
+  payee: { partnerId: string; clientId: string },
+  count: number,
+  options: { currency?: string; from?: string; target?: SeedTarget } = {},
+): Promise<Transaction[]> {
+  const target: SeedTarget = options.target ?? { client: documentClient, tableName };
   const currency = currencyCode(options.currency ?? 'EUR');
   const from = Date.parse(options.from ?? yesterday());
   const fees = { processorFeePercent: config.PROCESSOR_FEE_PERCENT, serviceFeePercent: 1, clientFeePercent: null, flatUsdCents: null };
-  const items = Array.from({ length: count }, (_, i) => {
-    const createdAt = new Date(from + i * 1000).toISOString();
+  const transactions = Array.from({ length: count }, (_, i) => {
     const amountMinor = 1000 + (i % 500);
-    const tx = transactionFixture({
+    return transactionFixture({
       svcTxId: `svc_seed_${randomUUID().replaceAll('-', '')}`,
       partnerId: payee.partnerId,
       clientId: payee.clientId,
-      createdAt,
+      createdAt: new Date(from + i * 1000).toISOString(),
       amountMinor,
       currency,
       status: 'succeeded',
       fees: computeFees(amountMinor, currency, fees),
     });
-    return { ...transactionItem(tx), ...keys.settlementIndex(tx.partnerId, tx.clientId, tx.currency, tx.createdAt, tx.svcTxId) };
   });
+  const items = transactions.map((tx) => ({ ...transactionItem(tx), ...keys.settlementIndex(tx.partnerId, tx.clientId, tx.currency, tx.createdAt, tx.svcTxId) }));
   await inParallel(
     Array.from({ length: Math.ceil(items.length / 25) }, (_, i) => items.slice(i * 25, i * 25 + 25)),
     8,
     async (slice) => {
       let pending: Array<Record<string, unknown>> = slice.map((Item) => ({ PutRequest: { Item } }));
       while (pending.length > 0) {
-        const { UnprocessedItems } = await documentClient.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending as never } }));
-        pending = (UnprocessedItems?.[tableName] ?? []) as Array<Record<string, unknown>>;
+        const { UnprocessedItems } = await target.client.send(new BatchWriteCommand({ RequestItems: { [target.tableName]: pending as never } }));
+        pending = (UnprocessedItems?.[target.tableName] ?? []) as Array<Record<string, unknown>>;
       }
     },
   );
-  return items.map((item) => item.svcTxId);
+  return transactions;
 }

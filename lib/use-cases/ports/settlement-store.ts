@@ -45,6 +45,11 @@ export interface SettlementStore {
    * is left out waits for the next run.
    */
   listWaiting(partnerId: string, clientId: string | undefined, cutoff: string | undefined): Promise<WaitingRead>;
+  /**
+   * What a merchant owes in one currency now (0 when it owes nothing): its waiting reversals less its waiting sales,
+   * the lines that builds in progress hold reserved counted as waiting, as `GET /balances` counts them.
+   */
+  owedMinor(group: GroupKey): Promise<number>;
   /** Starts a batch's build: its record, `building`, invisible to every reader, committable by `runId` only. */
   startBuild(batch: SettlementBatch, runId: string): Promise<void>;
   /**
@@ -67,8 +72,8 @@ export interface SettlementStore {
   claimGroup(group: GroupKey, runId: string, expiresAt: string, now: string): Promise<boolean>;
   /** Gives a group's lease back, if still this run's. */
   releaseGroup(group: GroupKey, runId: string): Promise<void>;
-  /** Every line of a batch, in its order (its report). */
-  batchLines(batchId: string): Promise<SettlementItem[]>;
+  /** Every line of a batch, in its order (its report), a chunk at a time. */
+  batchLineChunks(batchId: string): AsyncIterable<SettlementItem[]>;
   getBatch(batchId: string): Promise<SettlementBatch | undefined>;
   /** One partner's batches, or (no partner) every partner's; newest first, filtered, paged. */
   listBatches(partnerId: string | undefined, filters: BatchFilters, page: { limit: number; cursor?: string | undefined }): Promise<Page<SettlementBatch>>;

@@ -5,14 +5,24 @@
  * `test/scale/settlement-batch-sizes.test.ts`.
  */
 import { describe, expect, it } from '@jest/globals';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { settlementDeps } from '../../../lib/composition';
 import { contentsOf, railFor, type SettlementBatch, totalsOf } from '../../../lib/domain/settlement';
-import { listBalances } from '../../../lib/store/balances';
+import type { Caller } from '../../../lib/domain/caller';
+import { ServiceError } from '../../../lib/domain/errors';
+import type { LedgerEntry } from '../../../lib/domain/ledger';
+import { currencyCode } from '../../../lib/domain/money';
+import { listBalances, owedMinor } from '../../../lib/store/balances';
+import { documentClient, tableName } from '../../../lib/store/dynamo';
+import { entryItem } from '../../../lib/store/ledger-entries';
+import { getPartner } from '../../../lib/store/partners';
+import { payBatch } from '../../../lib/use-cases/settlement-payouts';
+import { presentBatchReport } from '../../../lib/http/presenters';
 import { listWaiting } from '../../../lib/store/settlement-waiting';
 import * as store from '../../../lib/store/settlements';
 import { getTransaction, withSettlementStatus } from '../../../lib/store/transactions';
-import { runSettlement, settle, type SettlementDeps } from '../../../lib/use-cases/settlements';
+import { batchReportFor, runSettlement, settle, type SettlementDeps } from '../../../lib/use-cases/settlements';
 import type { RunContinuation } from '../../../lib/use-cases/ports/settlement-store';
 import { createHandler as createContinuationHandler } from '../../../functions/settlement-continuation';
 import { usePartnerSuite } from '../../support/api';
@@ -28,9 +38,12 @@ async function freshMerchant() {
 
 const statusOf = async (svcTxId: string) => (await withSettlementStatus([(await getTransaction(svcTxId))!]))[0]?.settlementStatus;
 
-/** A build left by a run that died: its lease already lapsed, its record `building`, `reserve` of its lines reserved. */
-async function deadRunsBuild(payee: { partnerId: string; clientId: string }, reserve: number) {
-  const waiting = (await listWaiting(payee.partnerId, payee.clientId, undefined)).items.slice(0, reserve);
+/**
+ * A build left by a run that died: its lease already lapsed, its record `building`, `reserve` of its lines reserved
+ * (the first, or those `which` picks).
+ */
+async function deadRunsBuild(payee: { partnerId: string; clientId: string }, reserve: number, which: (line: { type: string }) => boolean = () => true) {
+  const waiting = (await listWaiting(payee.partnerId, payee.clientId, undefined)).items.filter(which).slice(0, reserve);
   const group = { ...payee, currency: 'EUR' };
   const deadRun = `dead-${randomUUID()}`;
   const now = new Date();
@@ -58,20 +71,29 @@ async function deadRunsBuild(payee: { partnerId: string; clientId: string }, res
 }
 
 describe('settlement batches up to 10,000 lines', () => {
-  it('settles a group of 250 payments in one batch, listed whole, every transaction queued', async () => {
+  it('settles a group of 260 payments in one batch, listed whole, every transaction queued, its report read chunk by chunk', async () => {
     const payee = await freshMerchant();
-    const ids = await seedWaitingPayments(payee, 250);
+    const ids = await seedWaitingPayments(payee, 260);
 
     const batches = await runSettlement(settlementDeps, { partnerId: payee.partnerId });
 
     expect(batches).toHaveLength(1);
     expect(batches[0]?.transactionIds).toEqual(ids);
-    expect(batches[0]?.lineCount).toBe(250);
+    expect(batches[0]?.lineCount).toBe(260);
     const listed = await store.listBatches(payee.partnerId, {}, { limit: 10 });
-    expect(listed.items.map((batch) => [batch.id, batch.transactionIds.length])).toEqual([[batches[0]?.id, 250]]);
+    expect(listed.items.map((batch) => [batch.id, batch.transactionIds.length])).toEqual([[batches[0]?.id, 260]]);
     expect(await store.getBatch(batches[0]!.id)).toEqual(batches[0]);
     expect(new Set(await Promise.all(ids.map(statusOf)))).toEqual(new Set(['queued']));
-    expect(await store.batchLines(batches[0]!.id)).toHaveLength(250);
+    // Its lines in two chunks (250 a chunk), read one at a time; the report has every one, in the batch's order.
+    const chunks: number[] = [];
+    for await (const chunk of store.batchLineChunks(batches[0]!.id)) chunks.push(chunk.length);
+    expect(chunks).toEqual([250, 10]);
+    const caller: Caller = { kind: 'partner', keyId: 'key_test', partner: (await getPartner(payee.partnerId))! };
+    const report = await presentBatchReport(await batchReportFor(settlementDeps, caller, batches[0]!.id));
+    const rows = String(report.text).trimEnd().split('\r\n');
+    expect(rows).toHaveLength(262);
+    expect(rows.slice(1, -1).map((row) => row.split(',')[1])).toEqual(ids);
+    expect(rows.at(-1)).toBe(`total,,,,EUR,${[batches[0]!.totals.grossMinor, batches[0]!.totals.processorFeesMinor, batches[0]!.totals.platformFeesMinor, batches[0]!.totals.netMinor].map((minor) => (minor / 100).toFixed(2)).join(',')}`);
   }, 120_000);
 
 });
@@ -115,6 +137,53 @@ describe('a batch as readers see it', () => {
     // The dead run, back, cannot commit what was discarded.
     expect(await store.commitBuild({ ...batch, transactionIds: reserved.map((line) => line.svcTxId) }, reserved, deadRun, group)).toBe('lost');
     expect((await store.listBatches(payee.partnerId, {}, { limit: 10 })).items.map((b) => b.id)).toEqual([batches[0]?.id]);
+  }, 120_000);
+});
+
+describe('a payout while a batch builds', () => {
+  it('is held while the merchant owes, even when the build has reserved the reversal and not yet the sales that cover it', async () => {
+    // Arrange: a batch of 3 payments (not paid), then a 50.00 dispute on a payment settled in it (with its 15.00 fee):
+    // the merchant owes. A run building the group dies after reserving the dispute's entry alone.
+    const payee = await freshMerchant();
+    const [disputed] = await seedWaitingPayments(payee, 3);
+    const [batch] = await runSettlement(settlementDeps, { partnerId: payee.partnerId });
+    const sale = (await getTransaction(disputed!))!;
+    const entry: LedgerEntry = {
+      type: 'chargeback',
+      key: `chargeback#dp_${randomUUID().slice(0, 8)}`,
+      cause: 'dp_test',
+      svcTxId: sale.svcTxId,
+      partnerId: payee.partnerId,
+      clientId: payee.clientId,
+      partnerReference: sale.partnerReference,
+      currency: currencyCode('EUR'),
+      txCreatedAt: sale.createdAt,
+      createdAt: new Date().toISOString(),
+      grossMinor: -5_000,
+      processorFeeMinor: 0,
+      platformFeeMinor: 0,
+      svcEarningMinor: 0,
+      netMinor: -6_500,
+    };
+    await documentClient.send(new PutCommand({ TableName: tableName, Item: entryItem(entry) }));
+    const owed = await owedMinor({ ...payee, currency: 'EUR' });
+    expect(owed).toBe(6_500);
+    const { reserved } = await deadRunsBuild(payee, 1, (line) => line.type === 'chargeback');
+    expect(reserved.map((line) => line.type)).toEqual(['chargeback']);
+    expect((await listWaiting(payee.partnerId, payee.clientId, undefined)).items).toEqual([]);
+
+    // Act
+    const caller: Caller = { kind: 'partner', keyId: 'key_test', partner: (await getPartner(payee.partnerId))! };
+    const refusal = await payBatch(settlementDeps, caller, batch!.id).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+
+    // Assert: held (the reserved reversal still counts), nothing claimed, nothing paid
+    expect(await owedMinor({ ...payee, currency: 'EUR' })).toBe(owed);
+    expect(refusal).toBeInstanceOf(ServiceError);
+    expect((refusal as ServiceError).code).toBe('CLIENT_OWES');
+    expect(await store.getBatch(batch!.id)).toMatchObject({ status: 'pending', payoutClaim: null, transferId: null });
   }, 120_000);
 });
 

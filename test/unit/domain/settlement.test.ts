@@ -7,7 +7,8 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { EntryType } from '../../../lib/domain/ledger';
 import { currencyCode } from '../../../lib/domain/money';
-import { MAX_LINES_PER_BATCH, planBatches, totalsOf, type PlannedBatch, type SettlementItem, type SettlementPlan } from '../../../lib/domain/settlement';
+import { type BatchLimits, MAX_LINES_PER_BATCH, planBatches, totalsOf, type PlannedBatch, type SettlementItem, type SettlementPlan } from '../../../lib/domain/settlement';
+import { BATCH_LIMITS, batchReportCsv, MAX_REPORT_BYTES, reportRowBytes } from '../../../lib/domain/settlement-report';
 import { seedFrom } from '../../support/seeds';
 
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 1) + seconds * 1000).toISOString();
@@ -147,7 +148,64 @@ const planned = waiting.chain((items) => {
 
 const RUNS = { numRuns: 100, seed: SEED };
 
+/** Limits of `lines` lines and the default report bound (which the properties' short references never reach). */
+const linesOnly = (lines: number): BatchLimits => ({ ...BATCH_LIMITS, lines });
+
+const reportBytesOf = (items: readonly SettlementItem[]) => items.reduce((sum, it) => sum + reportRowBytes(it), 0);
+
+/**
+ * What waits, with a bound on a batch's report bytes small enough to split groups (and lines that never do): drawn
+ * between the largest row and the largest group's report, each entry's reference of a random length (1 to 255).
+ */
+const plannedByBytes = waiting
+  .chain((items) => fc.tuple(fc.constant(items), fc.array(fc.integer({ min: 1, max: 255 }), { minLength: items.length, maxLength: items.length })))
+  .map(([items, lengths]) => items.map((it, i) => ({ ...it, partnerReference: `"ref,${'é'.repeat(lengths[i] ?? 1)}` })))
+  .chain((items) => {
+    const largest = [...groups(items).values()].reduce((most, group) => Math.max(most, reportBytesOf(group)), 0);
+    const widest = items.reduce((most, it) => Math.max(most, reportRowBytes(it)), 0);
+    return fc.tuple(fc.constant(items), fc.integer({ min: Math.max(widest, 1), max: Math.max(largest, widest, 1) }));
+  });
+
 describe('planBatches', () => {
+  it('bounds every batch`s report by bytes as it does by lines: each within the bound, every batch of a split group full but its last, the group paid exactly its net', () => {
+    let split = 0;
+    fc.assert(
+      fc.property(plannedByBytes, ([items, reportBytes]) => {
+        const plan = planBatches(items, { ...BATCH_LIMITS, reportBytes });
+        const placed = placedIn(plan.batches).map(entryId);
+        expect(new Set(placed).size).toBe(placed.length);
+        for (const batch of plan.batches) expect(reportBytesOf(batch.items)).toBeLessThanOrEqual(reportBytes);
+        for (const [group, entries] of groups(items)) {
+          const ofGroup = plan.batches.filter((batch) => groupOf(batch) === group);
+          if (ofGroup.length === 0) continue;
+          if (ofGroup.length > 1) split++;
+          expect(ofGroup.map((batch) => batch.full)).toEqual(ofGroup.map((_, n) => n < ofGroup.length - 1));
+          expect(ofGroup.reduce((sum, batch) => sum + batch.totals.netMinor, 0)).toBe(netOf(entries));
+          expect(ofGroup[0]!.totals.netMinor).toBeGreaterThan(0);
+          expect(ofGroup.filter((batch) => batch.totals.netMinor < 0)).toEqual([]);
+          // Whichever batch is made first, every reversal is in the first.
+          expect(ofGroup.slice(1).flatMap((batch) => batch.items).filter((it) => it.netMinor < 0)).toEqual([]);
+        }
+      }),
+      RUNS,
+    );
+    expect(split).toBeGreaterThan(20);
+  });
+
+  it('splits 10,000 sales whose references are 255 quotes into batches whose reports each fit in one Lambda response', () => {
+    // Arrange: the largest rows a partner can make (a `"` is doubled in CSV, then escaped in the response's JSON)
+    const items = Array.from({ length: MAX_LINES_PER_BATCH }, (_, n) => sale(n, { partnerReference: '"'.repeat(255) }));
+
+    const { batches } = planBatches(items, BATCH_LIMITS);
+
+    expect(batches.length).toBeGreaterThan(1);
+    expect(batches.reduce((sum, batch) => sum + batch.items.length, 0)).toBe(MAX_LINES_PER_BATCH);
+    for (const batch of batches) {
+      const report = batchReportCsv(batch, batch.items);
+      expect(new TextEncoder().encode(JSON.stringify(report)).length).toBeLessThan(MAX_REPORT_BYTES + 1_000);
+    }
+  });
+
   it('makes the properties below meaningful: their draws hold groups split into several batches (with reversals, some filled by the largest sales) and groups whose reversals fit no batch', () => {
     // What the seeded draws of the properties hold; a change to the generator that made them trivial fails here.
     let split = 0;
@@ -156,7 +214,7 @@ describe('planBatches', () => {
     let unplaceable = 0;
     fc.assert(
       fc.property(planned, ([items, maxLines]) => {
-        const plan = planBatches(items, maxLines);
+        const plan = planBatches(items, linesOnly(maxLines));
         for (const [group, entries] of groups(items)) {
           const ofGroup = plan.batches.filter((batch) => groupOf(batch) === group);
           if (ofGroup.length > 1) {
@@ -180,7 +238,7 @@ describe('planBatches', () => {
   it('puts every entry in at most one batch of its own partner, client and currency, at most maxLines each, and every sale of a group that nets above zero', () => {
     fc.assert(
       fc.property(planned, ([items, maxLines]) => {
-        const { batches, unplaceable } = planBatches(items, maxLines);
+        const { batches, unplaceable } = planBatches(items, linesOnly(maxLines));
         const placed = placedIn(batches).map(entryId);
         const itemIds = new Set(items.map(entryId));
         const placedIds = new Set(placed);
@@ -207,7 +265,7 @@ describe('planBatches', () => {
   it('totals each batch exactly and never pays a negative net', () => {
     fc.assert(
       fc.property(planned, ([items, maxLines]) => {
-        const { batches } = planBatches(items, maxLines);
+        const { batches } = planBatches(items, linesOnly(maxLines));
 
         for (const batch of batches) {
           const sum = (pick: (it: SettlementItem) => number) => batch.items.reduce((total, it) => total + pick(it), 0);
@@ -227,7 +285,7 @@ describe('planBatches', () => {
   it('splits a group too large for one batch so: the first listed holds every reversal and is full, the others only sales and reinstatements, maxLines each in ledger order but the last', () => {
     fc.assert(
       fc.property(planned, ([items, maxLines]) => {
-        const { batches } = planBatches(items, maxLines);
+        const { batches } = planBatches(items, linesOnly(maxLines));
 
         for (const [group, entries] of groups(items)) {
           const ofGroup = batches.filter((batch) => groupOf(batch) === group);
@@ -250,7 +308,7 @@ describe('planBatches', () => {
   it('fills the first batch of a split group with its oldest sales, or with its largest when the oldest do not cover its reversals', () => {
     fc.assert(
       fc.property(planned, ([items, maxLines]) => {
-        const { batches } = planBatches(items, maxLines);
+        const { batches } = planBatches(items, linesOnly(maxLines));
 
         for (const [group, entries] of groups(items)) {
           const ofGroup = batches.filter((batch) => groupOf(batch) === group);
@@ -276,7 +334,7 @@ describe('planBatches', () => {
   it('lets a group that nets above zero wait whole only when its reversals fill a batch, or outweigh the largest sales a batch has room for', () => {
     fc.assert(
       fc.property(planned, ([items, maxLines]) => {
-        const plan = planBatches(items, maxLines);
+        const plan = planBatches(items, linesOnly(maxLines));
 
         for (const [group, entries] of groups(items)) {
           const waits = plan.unplaceable.filter((it) => groupOf(it) === group);
@@ -299,7 +357,7 @@ describe('planBatches', () => {
   it('settles a group of at most maxLines entries that nets above zero whole, in one batch paying exactly its net', () => {
     fc.assert(
       fc.property(planned, ([items, maxLines]) => {
-        const { batches } = planBatches(items, maxLines);
+        const { batches } = planBatches(items, linesOnly(maxLines));
 
         for (const [group, entries] of groups(items)) {
           if (netOf(entries) <= 0 || entries.length > maxLines) continue;
@@ -316,7 +374,7 @@ describe('planBatches', () => {
   it('settles every group of the default bound (10,000 lines) that nets above zero in one batch', () => {
     fc.assert(
       fc.property(waiting, (items) => {
-        const { batches, unplaceable } = planBatches(items);
+        const { batches, unplaceable } = planBatches(items, BATCH_LIMITS);
 
         expect(unplaceable).toEqual([]);
         for (const [group, entries] of groups(items)) {
@@ -331,7 +389,7 @@ describe('planBatches', () => {
   it('lists every group that nets below zero as owing its shortfall since its oldest waiting reversal, and no other', () => {
     fc.assert(
       fc.property(planned, ([items, maxLines]) => {
-        const { owing } = planBatches(items, maxLines);
+        const { owing } = planBatches(items, linesOnly(maxLines));
 
         const expected = [...groups(items).values()]
           .filter((entries) => netOf(entries) < 0)
@@ -353,10 +411,10 @@ describe('planBatches', () => {
       fc.property(
         planned.chain(([items, maxLines]) => fc.tuple(fc.constant(items), fc.shuffledSubarray(items, { minLength: items.length, maxLength: items.length }), fc.constant(maxLines))),
         ([items, shuffled, maxLines]) => {
-          const plan = planBatches(items, maxLines);
+          const plan = planBatches(items, linesOnly(maxLines));
 
           for (const batch of plan.batches) expect(batch.items).toEqual([...batch.items].sort(ledgerOrder));
-          expect(byGroup(planBatches(shuffled, maxLines))).toEqual(byGroup(plan));
+          expect(byGroup(planBatches(shuffled, linesOnly(maxLines)))).toEqual(byGroup(plan));
         },
       ),
       RUNS,
@@ -366,7 +424,7 @@ describe('planBatches', () => {
   it('pays a group exactly its net or nothing: its batches hold every entry of it, or none does (it owes, or its reversals fit no batch)', () => {
     fc.assert(
       fc.property(planned, ([items, maxLines]) => {
-        const plan = planBatches(items, maxLines);
+        const plan = planBatches(items, linesOnly(maxLines));
 
         for (const [group, entries] of groups(items)) {
           const ofGroup = plan.batches.filter((batch) => groupOf(batch) === group);
@@ -388,7 +446,7 @@ describe('planBatches', () => {
   it('splits 250 sales of one client, at most 99 a batch, into 99 + 99 + 52 in ledger order that together pay all of them', () => {
     const items = Array.from({ length: 250 }, (_, n) => sale(249 - n));
 
-    const { batches, owing, unplaceable } = planBatches(items, 99);
+    const { batches, owing, unplaceable } = planBatches(items, linesOnly(99));
 
     expect(owing).toEqual([]);
     expect(unplaceable).toEqual([]);
@@ -403,7 +461,7 @@ describe('planBatches', () => {
   it('settles 250 sales of one client in one batch at the default bound', () => {
     const items = Array.from({ length: 250 }, (_, n) => sale(249 - n));
 
-    const { batches } = planBatches(items);
+    const { batches } = planBatches(items, BATCH_LIMITS);
 
     expect(MAX_LINES_PER_BATCH).toBe(10_000);
     expect(batches).toHaveLength(1);
@@ -414,7 +472,7 @@ describe('planBatches', () => {
   it('splits 25,000 sales of one client at the default bound into 10,000 + 10,000 + 5,000, oldest first', () => {
     const items = Array.from({ length: 25_000 }, (_, n) => sale(24_999 - n));
 
-    const { batches, owing, unplaceable } = planBatches(items);
+    const { batches, owing, unplaceable } = planBatches(items, BATCH_LIMITS);
 
     expect([owing, unplaceable]).toEqual([[], []]);
     expect(batches.map((batch) => batch.items.length)).toEqual([10_000, 10_000, 5_000]);
@@ -431,7 +489,7 @@ describe('planBatches', () => {
     const items = [...Array.from({ length: 12 }, (_, n) => sale(12 - n)), reversal(10, -100), reversal(0, -941)];
 
     // Act
-    const { batches, unplaceable } = planBatches(items, 5);
+    const { batches, unplaceable } = planBatches(items, linesOnly(5));
 
     // Assert: the refunds and sales 1 to 3 (2,823 against 1,041), then sales 4 to 12 in order, 5 a batch.
     expect(unplaceable).toEqual([]);
@@ -449,7 +507,7 @@ describe('planBatches', () => {
     const items = [reversal(0, -1500), sale(1, { netMinor: 100 }), sale(2, { netMinor: 100 }), sale(3, { netMinor: 2000 }), sale(4)];
 
     // Act
-    const { batches, unplaceable } = planBatches(items, 3);
+    const { batches, unplaceable } = planBatches(items, linesOnly(3));
 
     // Assert
     expect(unplaceable).toEqual([]);
@@ -465,7 +523,7 @@ describe('planBatches', () => {
     const items = [sale(2), reversal(1, -94, { key: 'refund#000000000200' }), sale(1), reversal(1, -47, { key: 'refund#000000000100' })];
 
     // Act
-    const { batches, owing } = planBatches(items);
+    const { batches, owing } = planBatches(items, BATCH_LIMITS);
 
     // Assert
     expect(owing).toEqual([]);
@@ -485,7 +543,7 @@ describe('planBatches', () => {
     const items = [sale(3), sale(4), sale(5), reversal(1, -941, { type: 'chargeback', key: 'chargeback#dp_1' }), reversal(2, -1500)];
 
     // Act
-    const { batches, owing } = planBatches(items);
+    const { batches, owing } = planBatches(items, BATCH_LIMITS);
 
     // Assert
     expect(owing).toEqual([]);
@@ -499,7 +557,7 @@ describe('planBatches', () => {
     const items = [reversal(0, -941), ...Array.from({ length: 100 }, (_, n) => sale(n + 1))];
 
     // Act
-    const { batches, unplaceable } = planBatches(items, 99);
+    const { batches, unplaceable } = planBatches(items, linesOnly(99));
 
     // Assert: the refund and sales 1 to 98, then sales 99 and 100.
     expect(unplaceable).toEqual([]);
@@ -516,21 +574,21 @@ describe('planBatches', () => {
     const items = [reversal(0, -100_000, { type: 'chargeback', key: 'chargeback#dp_1' }), ...Array.from({ length: 150 }, (_, n) => sale(n + 1))];
 
     // Act
-    const plan = planBatches(items, 99);
+    const plan = planBatches(items, linesOnly(99));
 
     // Assert
     expect(plan.batches).toEqual([]);
     expect(plan.owing).toEqual([]);
     expect(plan.unplaceable).toEqual([{ partnerId: 'ptr_a', clientId: 'shop-1', currency: 'EUR', entries: 151 }]);
     // The same group at the default bound fits in one batch, which pays its net.
-    expect(planBatches(items).batches.map((batch) => [batch.items.length, batch.totals.netMinor])).toEqual([[151, 150 * 941 - 100_000]]);
+    expect(planBatches(items, BATCH_LIMITS).batches.map((batch) => [batch.items.length, batch.totals.netMinor])).toEqual([[151, 150 * 941 - 100_000]]);
   });
 
   it('lets a group wait whole when its reversals alone fill a batch, however many sales would cover them', () => {
     // Arrange: three small refunds of settled payments and 20 sales, 3 lines a batch: no room for a sale beside them.
     const items = [reversal(0, -10), reversal(1, -10, { createdAt: at(1) }), reversal(2, -10, { createdAt: at(2) }), ...Array.from({ length: 20 }, (_, n) => sale(n + 3))];
 
-    const plan = planBatches(items, 3);
+    const plan = planBatches(items, linesOnly(3));
 
     expect(plan.batches).toEqual([]);
     expect(plan.unplaceable).toEqual([{ partnerId: 'ptr_a', clientId: 'shop-1', currency: 'EUR', entries: 23 }]);
@@ -541,7 +599,7 @@ describe('planBatches', () => {
     const items = [sale(1), sale(2), reversal(3, -941, { createdAt: at(9000) }), reversal(4, -2000, { createdAt: at(7000) }), reversal(5, -100, { createdAt: at(8000) })];
 
     // Act
-    const plan = planBatches(items);
+    const plan = planBatches(items, BATCH_LIMITS);
 
     // Assert
     expect(plan).toEqual({ batches: [], owing: [{ partnerId: 'ptr_a', clientId: 'shop-1', currency: 'EUR', owedMinor: 1159, since: at(7000) }], unplaceable: [] });
@@ -551,7 +609,7 @@ describe('planBatches', () => {
     const jpy = currencyCode('JPY');
     const fullyRefunded = [sale(7, { settlesTransaction: false }), reversal(7, -941)];
 
-    const plan = planBatches([reversal(1, -500), reversal(2, -10, { currency: jpy, createdAt: at(50) }), reversal(3, -20, { currency: jpy, createdAt: at(40) }), ...fullyRefunded.map((it) => ({ ...it, clientId: 'shop-2' }))]);
+    const plan = planBatches([reversal(1, -500), reversal(2, -10, { currency: jpy, createdAt: at(50) }), reversal(3, -20, { currency: jpy, createdAt: at(40) }), ...fullyRefunded.map((it) => ({ ...it, clientId: 'shop-2' }))], BATCH_LIMITS);
 
     expect(plan.batches).toEqual([]);
     expect(plan.owing).toEqual([
@@ -563,7 +621,7 @@ describe('planBatches', () => {
   it('settles the sale of a payment refunded in full before settlement as an entry beside its refund, paying the rest of the group', () => {
     const items = [sale(1, { settlesTransaction: false }), reversal(1, -941, { key: 'refund#000000001000' }), sale(2)];
 
-    const { batches } = planBatches(items);
+    const { batches } = planBatches(items, BATCH_LIMITS);
 
     expect(batches).toHaveLength(1);
     expect(batches[0]?.items.map((it) => [it.svcTxId, it.type, it.settlesTransaction])).toEqual([

@@ -137,6 +137,18 @@ class FakeSettlementStore implements SettlementStore {
     return { items: items.filter((item) => !this.reservedBy.has(lineId(item)) && (clientId === undefined || item.clientId === clientId)), withoutFees: [], more: this.script.moreWaiting === true };
   }
 
+  /** Waiting, and reserved by a build not committed (its lines wait until it commits), as the store counts them. */
+  async owedMinor(group: GroupKey): Promise<number> {
+    const waits = (item: SettlementItem) => {
+      const holder = this.reservedBy.get(lineId(item));
+      return holder === undefined || this.builds.get(holder)?.status === 'building';
+    };
+    const net = (this.waiting[group.partnerId] ?? [])
+      .filter((item) => item.clientId === group.clientId && item.currency === group.currency && waits(item))
+      .reduce((sum, item) => sum + item.netMinor, 0);
+    return Math.max(0, -net);
+  }
+
   async startBuild(batch: SettlementBatch, runId: string): Promise<void> {
     this.calls.push(`startBuild ${batch.id} ${batch.clientId}`);
     this.script.startBuild?.(batch);
@@ -207,8 +219,8 @@ class FakeSettlementStore implements SettlementStore {
     if (this.leases.get(groupName(group))?.runId === runId) this.leases.delete(groupName(group));
   }
 
-  async batchLines(batchId: string): Promise<SettlementItem[]> {
-    return this.builds.get(batchId)?.lines ?? [];
+  async *batchLineChunks(batchId: string): AsyncGenerator<SettlementItem[]> {
+    yield this.builds.get(batchId)?.lines ?? [];
   }
 
   getBatch = notUsed('getBatch');
