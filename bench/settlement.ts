@@ -348,10 +348,10 @@ async function verify(db: DynamoDBDocumentClient, table: string, payees: Payee[]
     if (gross.get(currency) !== expected) throw new Error(`settlement run: ${currency} gross ${gross.get(currency)} minor units, seeded ${expected}`);
   }
   for (const partnerId of new Set(payees.map((payee) => payee.partnerId))) {
-    const { Count } = await db.send(
-      new QueryCommand({ TableName: table, IndexName: 'gsi3', KeyConditionExpression: 'gsi3pk = :pk', ExpressionAttributeValues: { ':pk': keys.settlementPartition(partnerId) }, Select: 'COUNT' }),
-    );
-    if (Count !== 0) throw new Error(`settlement run: ${Count} items of ${partnerId} still wait in the settlement index`);
+    for (const partition of keys.settlementPartitions(partnerId)) {
+      const { Count } = await db.send(new QueryCommand({ TableName: table, IndexName: 'gsi3', KeyConditionExpression: 'gsi3pk = :pk', ExpressionAttributeValues: { ':pk': partition }, Select: 'COUNT' }));
+      if (Count !== 0) throw new Error(`settlement run: ${Count} items of ${partnerId} still wait in the settlement index (${partition})`);
+    }
   }
 }
 

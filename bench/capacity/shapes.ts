@@ -5,7 +5,7 @@
  * matches is a key this file does not know yet: the model stops and names it rather than leave it out.
  */
 import { rateWindowOf } from '../../lib/domain/rate-limit';
-import { API_KEY_COPIES, AUDIT_LIST_SHARDS, DELIVERY_LIST_SHARDS, keys, OUTBOX_SHARDS, PARKED_SHARDS, RECONCILIATION_SHARDS, TRANSACTION_LIST_SHARDS } from '../../lib/store/keys';
+import { API_KEY_COPIES, AUDIT_LIST_SHARDS, DELIVERY_LIST_SHARDS, keys, OUTBOX_SHARDS, PARKED_SHARDS, RECONCILIATION_SHARDS, SETTLEMENT_SHARDS, TRANSACTION_LIST_SHARDS } from '../../lib/store/keys';
 
 /**
  * Whose traffic one key of a shape takes. `platform`: every partner's; `partner`: one partner's (a webhook
@@ -104,8 +104,9 @@ export const SHAPES: Shape[] = [
   shape('gsi2', keys.legacyOutbox, 'platform'),
   shape('gsi2', keys.allAuditEvents, 'platform'),
   shape('gsi2', keys.allSettlementBatches, 'platform'),
-  // gsi3: waiting for settlement
-  shape('gsi3', keys.settlementPartition(P), 'partner'),
+  // gsi3: waiting for settlement, on a partner's shards, and the partition before them
+  shape('gsi3', keys.settlementShard(P, SHARD), 'partner', SETTLEMENT_SHARDS),
+  shape('gsi3', keys.settlementPartitionBeforeShards(P), 'partner'),
   // A building batch's reserved lines: one batch's own.
   shape('gsi3', keys.settlementBuildPartition(ID), 'item'),
   // gsi5, gsi6: sharded lists, a partner's and the platform's

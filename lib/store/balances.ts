@@ -3,57 +3,58 @@
  * settlement index of one partner, read in key order, each (client, currency) group summed as it passes. The same
  * entries a settlement run reads, so a balance and the next run never disagree on an amount.
  */
-import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { currencyCode } from '../domain/money';
 import type { BalanceFilters, WaitingBalance } from '../use-cases/balances';
 import type { GroupKey } from '../use-cases/ports/settlement-store';
-import { documentClient } from './dynamo';
+import { tableName } from './dynamo';
 import { keys } from './keys';
 import { toEntry } from './ledger-entries';
 import { openListCursor, type Page, sealListCursor } from './paging';
-import { waitingQuery } from './settlement-waiting';
+import { waitingEntries } from './settlement-waiting';
 import { listBuilds } from './settlements';
 import { queryAll } from './query-all';
 
 /** The key attributes a balances cursor carries: the last index item of the page's last group. */
 const CURSOR_KEYS = ['pk', 'sk', 'gsi3sk'];
+/** Items each shard's first Query evaluates (a page of a few groups), then each later one. */
+const FIRST_READ_SIZE = 50;
 const READ_SIZE = 1_000;
 /** Index items one page reads at most before it answers (it finishes the group it is in). */
 const MAX_ITEMS_READ = 20_000;
 
 /**
- * What waits, in the settlement index's order from `startKey`: the waiting index, merged with the lines that builds
- * in progress (or discarded, not yet released) have reserved, which wait until their batch is committed
- * (docs/settlement.md). Builds are rare and short, so their lines are read whole.
+ * What waits, in the settlement index's order after `after`: the waiting entries (every shard, merged), merged with the
+ * lines that builds in progress (or discarded, not yet released) have reserved, which wait until their batch is
+ * committed (docs/settlement.md). Builds are rare and short, so their lines are read whole.
  */
-async function* waitingItems(partnerId: string, input: QueryCommandInput, startKey: Record<string, unknown> | undefined): AsyncGenerator<Record<string, unknown>> {
-  const after = (raw: Record<string, unknown>) => startKey === undefined || String(raw.gsi3sk) > String(startKey.gsi3sk);
+async function* waitingItems(partnerId: string, clientId: string | undefined, currency: string | undefined, after: string | undefined): AsyncGenerator<Record<string, unknown>> {
+  const filters = currency === undefined ? [] : [{ expression: '#currency = :currency', names: { '#currency': 'currency' }, values: { ':currency': currency } }];
+  const wanted = (line: Record<string, unknown>) =>
+    (after === undefined || String(line.gsi3sk) > after) && (clientId === undefined || line.clientId === clientId) && (currency === undefined || line.currency === currency);
   const reserved: Record<string, unknown>[] = [];
   for (const build of await listBuilds(partnerId)) {
-    const lines = await queryAll({ ...input, ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':pk': keys.settlementBuildPartition(build.id) } });
-    reserved.push(...lines.filter(after));
+    const lines = await queryAll({
+      TableName: tableName,
+      IndexName: 'gsi3',
+      KeyConditionExpression: 'gsi3pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.settlementBuildPartition(build.id) },
+    });
+    reserved.push(...lines.filter(wanted));
   }
   reserved.sort((a, b) => (String(a.gsi3sk) < String(b.gsi3sk) ? -1 : 1));
   let next = 0;
-  let key = startKey;
-  do {
-    const page = await documentClient.send(new QueryCommand({ ...input, Limit: READ_SIZE, ExclusiveStartKey: key }));
-    for (const raw of page.Items ?? []) {
-      while (next < reserved.length && String(reserved[next]?.gsi3sk) < String(raw.gsi3sk)) yield reserved[next++] as Record<string, unknown>;
-      yield raw;
-    }
-    key = page.LastEvaluatedKey;
-  } while (key !== undefined);
+  for await (const raw of waitingEntries(partnerId, clientId, filters, { after, firstReadSize: FIRST_READ_SIZE, readSize: READ_SIZE })) {
+    while (next < reserved.length && String(reserved[next]?.gsi3sk) < String(raw.gsi3sk)) yield reserved[next++] as Record<string, unknown>;
+    yield raw;
+  }
   while (next < reserved.length) yield reserved[next++] as Record<string, unknown>;
 }
 
 /** One partner's waiting balances, by client then currency, paged by group (`limit` groups at most). */
 export async function listBalances(partnerId: string, query: BalanceFilters): Promise<Page<WaitingBalance>> {
   const scope = JSON.stringify(['balances/v1', partnerId, query.clientId ?? null, query.currency ?? null, query.owingOnly === true]);
-  const currency = query.currency === undefined ? [] : [{ expression: '#currency = :currency', names: { '#currency': 'currency' }, values: { ':currency': query.currency } }];
-  const input = waitingQuery(partnerId, query.clientId, currency);
-  const startKey: Record<string, unknown> | undefined =
-    query.cursor === undefined ? undefined : { gsi3pk: keys.settlementPartition(partnerId), ...(await openListCursor(scope, query.cursor, CURSOR_KEYS)) };
+  // The cursor's sort key is where every shard continues (its table key is kept for cursors handed out before the shards).
+  const after = query.cursor === undefined ? undefined : (await openListCursor(scope, query.cursor, CURSOR_KEYS)).gsi3sk;
 
   type Group = { balance: WaitingBalance; last: Record<string, unknown> };
   const groups: Group[] = [];
@@ -74,7 +75,7 @@ export async function listBalances(partnerId: string, query: BalanceFilters): Pr
     if (current !== undefined && !more) lastClosed = current.last;
     current = undefined;
   };
-  for await (const raw of waitingItems(partnerId, input, startKey)) {
+  for await (const raw of waitingItems(partnerId, query.clientId, query.currency, after)) {
     itemsRead++;
     const entry = toEntry(raw);
     // A succeeded transaction without its split is paid nothing (settlement reports it): it adds nothing here.

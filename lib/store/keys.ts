@@ -92,6 +92,18 @@ export const AUDIT_LIST_SHARDS = { partner: 32, platform: 128 } as const;
  */
 export const API_KEY_COPIES = 8;
 
+/**
+ * The settlement index's shard count per partner. A payment's sale enters the index on success and leaves it when a
+ * batch's build reserves it (both writes of the whole transaction item: the index projects ALL, which the run and the
+ * balances read), and each refund or dispute entry enters and leaves it too: one partner's 3,000 payments a second made
+ * about 13,900 units a second on its one partition (measured: `npm run bench -- capacity`), 14 times a partition's
+ * limit. Over 32 shards, about 434 each, under half the limit (decisions.md §11). A payment's entries share its shard
+ * (by its `svc_tx_id`), so each shard holds whole payments; readers query every shard, and the partition that held the
+ * index before the shards (`SETTLE#<partner>`, emptied by `npm run backfill:settlement-index`), and merge them by the
+ * sort key.
+ */
+export const SETTLEMENT_SHARDS = 32;
+
 const shardKey = (shard: number) => String(shard).padStart(3, '0');
 
 export const keys = {
@@ -159,10 +171,20 @@ export const keys = {
    * Sparse settlement index: present only while an item waits for settlement (a succeeded, unsettled
    * transaction, or a pending negative adjustment), grouped by client and currency, oldest first.
    */
-  settlementPartition: (partnerId: string) => `SETTLE#${partnerId}`,
-  settlementIndex: (partnerId: string, clientId: string, currency: string, createdAt: string, id: string): IndexKeys => ({
-    gsi3pk: keys.settlementPartition(partnerId),
-    gsi3sk: `${clientId}#${currency}#${timeOrdered(createdAt, id)}`,
+  settlementShard: (partnerId: string, shard: number) => `SETTLE#${partnerId}#${shardKey(shard)}`,
+  /** The shard where a payment's entries wait: its sale and every entry after it, by its `svc_tx_id`. */
+  settlementShardOf: (partnerId: string, svcTxId: string) => keys.settlementShard(partnerId, shardOf(svcTxId, SETTLEMENT_SHARDS)),
+  /** The one partition of a partner's settlement index before the shards: still read, until the backfill empties it. */
+  settlementPartitionBeforeShards: (partnerId: string) => `SETTLE#${partnerId}`,
+  /** Every partition a reader of a partner's settlement index queries: its shards, and the one before them. */
+  settlementPartitions: (partnerId: string): string[] => [
+    ...Array.from({ length: SETTLEMENT_SHARDS }, (_, shard) => keys.settlementShard(partnerId, shard)),
+    keys.settlementPartitionBeforeShards(partnerId),
+  ],
+  /** A waiting entry's place: its payment's shard; sorted by client, currency, the payment's creation, the entry. */
+  settlementIndex: (partnerId: string, clientId: string, currency: string, createdAt: string, svcTxId: string, entryKey?: string): IndexKeys => ({
+    gsi3pk: keys.settlementShardOf(partnerId, svcTxId),
+    gsi3sk: `${clientId}#${currency}#${timeOrdered(createdAt, entryKey === undefined ? svcTxId : `${svcTxId}#${entryKey}`)}`,
   }),
   /**
    * A ledger entry of a payment after its sale (decisions.md §5a), beside its transaction; `key` is the entry's

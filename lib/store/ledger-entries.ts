@@ -16,7 +16,7 @@ export const SALE_KEY = 'sale';
 /** A new entry's item: waiting in the settlement index, next to its payment's sale. */
 export const entryItem = (entry: LedgerEntry) => ({
   ...keys.ledgerEntry(entry.svcTxId, entry.key),
-  ...keys.settlementIndex(entry.partnerId, entry.clientId, entry.currency, entry.txCreatedAt, `${entry.svcTxId}#${entry.key}`),
+  ...keys.settlementIndex(entry.partnerId, entry.clientId, entry.currency, entry.txCreatedAt, entry.svcTxId, entry.key),
   entity: 'ledgerEntry',
   ...entry,
   settlementStatus: 'unsettled',

@@ -1,10 +1,11 @@
 /**
- * What waits for settlement (docs/data-model.md: the sparse settlement index `SETTLE#<partner_id>`): the ledger
- * entries of one partner, read oldest payment first, each payment's entries beside its sale. A settlement run reads
- * them to plan its batches (`listWaiting`), the balances sum them (`lib/store/balances.ts`), both through one Query
- * shape (`waitingQuery`).
+ * What waits for settlement (docs/data-model.md: the sparse settlement index, `SETTLE#<partner_id>#<shard>`): the
+ * ledger entries of one partner, read oldest payment first, each payment's entries beside its sale. A settlement run
+ * reads them to plan its batches (`listWaiting`), the balances sum them (`lib/store/balances.ts`), both through one
+ * merged reading of the shards (`waitingEntries`).
  */
-import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { inPool } from '../pool';
 import { MAX_LINES_PER_BATCH, type SettlementItem } from '../domain/settlement';
 import { timeLeftMs } from '../deadline';
 import type { WaitingRead } from '../use-cases/ports/settlement-store';
@@ -27,35 +28,96 @@ export interface WaitingFilter {
   values: Record<string, unknown>;
 }
 
+/** Where a reading of the waiting index starts, and how it reads. */
+export interface WaitingReadOptions {
+  /** Only entries sorting after this sort key (`gsi3sk`): where a balances page left off. */
+  after?: string | undefined;
+  /** Items each partition's first Query evaluates, then each later one: small first for a page of a few groups. */
+  firstReadSize?: number;
+  readSize?: number;
+  /** Asked before each round of Queries: `true` ends the reading there (what was yielded is a prefix of the order). */
+  stop?: () => boolean;
+}
+
+/** Queries of the shards run at once. */
+const SHARD_CONCURRENCY = 33;
+
+interface Source {
+  partition: string;
+  buffer: Record<string, unknown>[];
+  startKey: Record<string, unknown> | undefined;
+  done: boolean;
+}
+
 /**
- * The Query of one partner's settlement index (`SETTLE#<partner_id>`, oldest payment first), optionally one
- * client's (a key prefix, and the client id itself as a filter: the prefix alone would also match a client whose id
- * continues past a '#'), with `filters` ANDed: what a settlement run and the balances both read.
+ * One partner's waiting entries (optionally one client's) in the settlement index's order, oldest payment first,
+ * each payment's entries beside its sale, whatever shard holds them (docs/data-model.md): every shard, and the
+ * partition before the shards, queried side by side and merged by the sort key (`<client>#<currency>#<created>#<id>`,
+ * unique). An entry yields only once every partition still being read has one in hand, so whatever was yielded when
+ * the reading stops is exactly the first part of the order. `filters` are ANDed on every Query; a client's entries are
+ * a key range, with the client id itself as a filter too (the range alone would also take a client whose id continues
+ * past a '#').
  */
-export function waitingQuery(partnerId: string, clientId: string | undefined, filters: WaitingFilter[] = []): QueryCommandInput {
+export async function* waitingEntries(partnerId: string, clientId: string | undefined, filters: WaitingFilter[], options: WaitingReadOptions = {}): AsyncGenerator<Record<string, unknown>> {
   const all = [...filters];
-  let condition = '#pk = :pk';
   const names: Record<string, string> = { '#pk': 'gsi3pk' };
-  const values: Record<string, unknown> = { ':pk': keys.settlementPartition(partnerId) };
+  const values: Record<string, unknown> = {};
+  let condition = '#pk = :pk';
+  const from = clientId === undefined ? options.after : [options.after ?? '', `${clientId}#`].sort().at(-1);
   if (clientId !== undefined) {
-    condition += ' AND begins_with(#sk, :clientPrefix)';
-    Object.assign(names, { '#sk': 'gsi3sk' });
-    Object.assign(values, { ':clientPrefix': `${clientId}#` });
+    names['#sk'] = 'gsi3sk';
+    Object.assign(values, { ':from': from, ':to': `${clientId}#\uffff` });
+    condition += ' AND #sk BETWEEN :from AND :to';
     all.push({ expression: '#clientId = :clientId', names: { '#clientId': 'clientId' }, values: { ':clientId': clientId } });
+  } else if (from !== undefined) {
+    names['#sk'] = 'gsi3sk';
+    values[':from'] = from;
+    condition += ' AND #sk > :from';
   }
   for (const filter of all) {
     Object.assign(names, filter.names);
     Object.assign(values, filter.values);
   }
-  return {
+  const input = {
     TableName: tableName,
     IndexName: 'gsi3',
     KeyConditionExpression: condition,
     ...(all.length === 0 ? {} : { FilterExpression: all.map((filter) => filter.expression).join(' AND ') }),
     ExpressionAttributeNames: names,
-    ExpressionAttributeValues: values,
   };
+  const sources: Source[] = keys.settlementPartitions(partnerId).map((partition) => ({ partition, buffer: [], startKey: undefined, done: false }));
+  const read = async (source: Source, size: number) => {
+    const page = await documentClient.send(new QueryCommand({ ...input, ExpressionAttributeValues: { ...values, ':pk': source.partition }, Limit: size, ExclusiveStartKey: source.startKey }));
+    // BETWEEN takes its bounds: the entry a page ended on is not read again.
+    source.buffer.push(...(page.Items ?? []).filter((item) => options.after === undefined || String(item.gsi3sk) > options.after));
+    source.startKey = page.LastEvaluatedKey;
+    source.done = source.startKey === undefined;
+  };
+  await inPool(sources, SHARD_CONCURRENCY, (source) => read(source, options.firstReadSize ?? options.readSize ?? DEFAULT_READ_SIZE));
+  // An entry moved by the backfill from the partition before the shards to its shard while both were read: once.
+  const seen = new Set<string>();
+  let open = sources;
+  for (;;) {
+    const empty = open.filter((source) => source.buffer.length === 0 && !source.done);
+    if (empty.length > 0) {
+      if (options.stop?.() === true) return;
+      await inPool(empty, SHARD_CONCURRENCY, (source) => read(source, options.readSize ?? DEFAULT_READ_SIZE));
+      continue;
+    }
+    open = open.filter((source) => source.buffer.length > 0);
+    if (open.length === 0) return;
+    let next = open[0] as Source;
+    for (const source of open) if (String(source.buffer[0]?.gsi3sk) < String(next.buffer[0]?.gsi3sk)) next = source;
+    const item = next.buffer.shift() as Record<string, unknown>;
+    const id = `${String(item.pk)}\u0000${String(item.sk)}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    yield item;
+  }
 }
+
+/** Items a Query evaluates per read of a partition (before the filter drops today's): a fixed size, so a cut-off never means tiny reads. */
+const DEFAULT_READ_SIZE = 1_000;
 
 /**
  * The waiting entries one run reads per partner: five full batches (decisions.md §7: 10,000 lines each), more than
@@ -64,8 +126,6 @@ export function waitingQuery(partnerId: string, clientId: string | undefined, fi
  * leaves five full batches.
  */
 const MAX_WAITING_ENTRIES = 5 * MAX_LINES_PER_BATCH + 1;
-/** Items a Query evaluates per page (before the filter drops today's): a fixed size, so a cut-off never means tiny pages. */
-const PAGE_SIZE = 1_000;
 /** Reading stops with this much of the request's time left, so the run keeps time to write what it read. */
 const READ_RESERVE_MS = 10_000;
 
@@ -94,25 +154,21 @@ export async function listWaiting(
       values: { ':transaction': 'transaction', ':entry': 'ledgerEntry', ':adjustment': 'settlementAdjustment', ':cutoff': cutoff },
     });
   }
-  const input = waitingQuery(partnerId, clientId, filters);
   const items: SettlementItem[] = [];
   const withoutFees: string[] = [];
-  let startKey: Record<string, unknown> | undefined;
+  let stopped = false;
+  const stop = () => (stopped = (timeLeftMs() ?? Number.POSITIVE_INFINITY) <= READ_RESERVE_MS);
   let cut = false;
-  read: do {
-    const page = await documentClient.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey, Limit: PAGE_SIZE }));
-    startKey = page.LastEvaluatedKey;
-    for (const raw of page.Items ?? []) {
-      const item = toWaitingItem(raw);
-      if (item === undefined) withoutFees.push(raw.svcTxId as string);
-      else if (items.length < maxEntries) items.push(item);
-      else {
-        cut = true;
-        break read;
-      }
+  for await (const raw of waitingEntries(partnerId, clientId, filters, { stop })) {
+    const item = toWaitingItem(raw);
+    if (item === undefined) withoutFees.push(raw.svcTxId as string);
+    else if (items.length < maxEntries) items.push(item);
+    else {
+      cut = true;
+      break;
     }
-  } while (startKey !== undefined && (timeLeftMs() ?? Number.POSITIVE_INFINITY) > READ_RESERVE_MS);
-  const more = cut || startKey !== undefined;
+  }
+  const more = cut || stopped;
   return { items: more ? withoutLastGroup(items) : items, withoutFees, more };
 }
 

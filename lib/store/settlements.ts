@@ -123,14 +123,16 @@ function reservation(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdA
       UpdateExpression: 'SET gsi3pk = :build, batchId = :batchId, updatedAt = :now',
       ConditionExpression:
         line.key === SALE_KEY
-          ? `gsi3pk = :waiting AND settlementStatus = :unsettled AND #status ${line.settlesTransaction ? '=' : '<>'} :succeeded AND ${
+          ? `gsi3pk IN (:waiting, :waitingBefore) AND settlementStatus = :unsettled AND #status ${line.settlesTransaction ? '=' : '<>'} :succeeded AND ${
               (line.revision ?? 0) === 0 ? '(attribute_not_exists(revision) OR revision = :revision)' : 'revision = :revision'
             }`
-          : 'gsi3pk = :waiting AND settlementStatus = :unsettled',
+          : 'gsi3pk IN (:waiting, :waitingBefore) AND settlementStatus = :unsettled',
       ...(line.key === SALE_KEY ? { ExpressionAttributeNames: { '#status': 'status' } } : {}),
       ExpressionAttributeValues: {
         ':build': keys.settlementBuildPartition(batch.id),
-        ':waiting': keys.settlementPartition(batch.partnerId),
+        // Waiting: in its shard, or still in the partition before the shards.
+        ':waiting': keys.settlementShardOf(batch.partnerId, line.svcTxId),
+        ':waitingBefore': keys.settlementPartitionBeforeShards(batch.partnerId),
         ':unsettled': 'unsettled',
         ':batchId': batch.id,
         ':now': batch.createdAt,
@@ -142,7 +144,7 @@ function reservation(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdA
 
 /**
  * Reserves lines for a building batch: each moves, on its own condition, from the waiting index
- * (`SETTLE#<partner>`) to the batch's build partition (`BUILD#<batch>`), with `batchId` set. A line is reserved only
+ * (`SETTLE#<partner>#<shard>`, or the partition before the shards) to the batch's build partition (`BUILD#<batch>`), with `batchId` set. A line is reserved only
  * if it still waits (so no line is ever in two batches) and, a sale, is as the run read it (still `succeeded` if
  * the batch pays it, and no refund or dispute since: its revision). Returns the lines reserved; the others are left
  * as they are (taken by another run, or changed: they wait for the next run).
@@ -299,7 +301,7 @@ export async function discardBuild(build: Pick<BuildRecord, 'id' | 'partnerId'>,
     IndexName: 'gsi3',
     KeyConditionExpression: 'gsi3pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.settlementBuildPartition(build.id) },
-    ProjectionExpression: 'pk, sk',
+    ProjectionExpression: 'pk, sk, svcTxId',
   });
   for await (const page of reserved) {
     await inPool(page, RESERVE_CONCURRENCY, (item) =>
@@ -310,7 +312,8 @@ export async function discardBuild(build: Pick<BuildRecord, 'id' | 'partnerId'>,
             Key: { pk: item.pk, sk: item.sk },
             UpdateExpression: 'SET gsi3pk = :waiting, updatedAt = :now REMOVE batchId',
             ConditionExpression: 'batchId = :batchId AND gsi3pk = :build',
-            ExpressionAttributeValues: { ':waiting': keys.settlementPartition(build.partnerId), ':batchId': build.id, ':build': keys.settlementBuildPartition(build.id), ':now': now },
+            // Back to its payment's shard (a line reserved from the partition before the shards moves on to it).
+            ExpressionAttributeValues: { ':waiting': keys.settlementShardOf(build.partnerId, item.svcTxId as string), ':batchId': build.id, ':build': keys.settlementBuildPartition(build.id), ':now': now },
           }),
         ),
       ),

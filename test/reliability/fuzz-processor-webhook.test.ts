@@ -32,6 +32,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { signatureHeader } from '../../infra/local/sandbox/processor/events';
 import { PARTNER_EVENTS } from '../../lib/domain/webhooks';
+import { keys } from '../../lib/store/keys';
 import { TestApi, type PartnerCredentials } from '../support/api';
 import { answerProblem, assertThat, fuzzParameters, send, type Answer } from '../support/fuzz/http';
 import { showBytes } from '../support/fuzz/json';
@@ -213,7 +214,7 @@ async function checkTransaction(model: Model, context: () => string): Promise<vo
   // 5. The ledger entries after the sale, to the minor unit, all waiting for settlement.
   const entries = (await entriesOf(model.svcTxId))
     .map((item) => {
-      assertThat(item.entity === 'ledgerEntry' && item.svcTxId === model.svcTxId && item.settlementStatus === 'unsettled' && item.gsi3pk === `SETTLE#${partner.partnerId}`, () => `${context()}: entry ${JSON.stringify(item)}`);
+      assertThat(item.entity === 'ledgerEntry' && item.svcTxId === model.svcTxId && item.settlementStatus === 'unsettled' && item.gsi3pk === keys.settlementShardOf(partner.partnerId, model.svcTxId), () => `${context()}: entry ${JSON.stringify(item)}`);
       const { key, type, grossMinor, processorFeeMinor, platformFeeMinor, svcEarningMinor, netMinor } = item;
       return JSON.stringify({ key, type, grossMinor, processorFeeMinor, platformFeeMinor, svcEarningMinor, netMinor });
     })

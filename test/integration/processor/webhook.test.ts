@@ -81,7 +81,7 @@ const wholeReversal = (tx: Transaction, type: 'refund' | 'chargeback', key: stri
   svcEarningMinor: -75,
   netMinor: -4674,
   settlementStatus: 'unsettled',
-  gsi3pk: `SETTLE#${tx.partnerId}`,
+  gsi3pk: keys.settlementShardOf(tx.partnerId, tx.svcTxId),
   gsi3sk: `${tx.clientId}#USD#${tx.createdAt}#${tx.svcTxId}#${key}`,
 });
 
@@ -321,7 +321,7 @@ describe('POST /webhooks/processor: the lifecycle (decisions.md §5, §6)', () =
     });
     // Assert: the sale still waits for settlement (decisions.md §5a: it is settled beside its reversal), no legacy adjustment
     const item = await rawItem(keys.transaction(tx.svcTxId));
-    expect(item).toMatchObject({ gsi3pk: `SETTLE#${tx.partnerId}`, gsi3sk: `${tx.clientId}#USD#${tx.createdAt}#${tx.svcTxId}` });
+    expect(item).toMatchObject({ gsi3pk: keys.settlementShardOf(tx.partnerId, tx.svcTxId), gsi3sk: `${tx.clientId}#USD#${tx.createdAt}#${tx.svcTxId}` });
     expect(await rawItem(keys.adjustment(tx.svcTxId, 'refund'))).toBeUndefined();
     // Assert: exactly one entry, the whole payment reversed (the late success wrote none)
     expect(await entriesOf(tx.svcTxId)).toEqual([wholeReversal(tx, 'refund', `refund#${level(4999)}`, charge.id)]);

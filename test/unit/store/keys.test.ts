@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { keys } from '../../../lib/store/keys';
+import { keys, SETTLEMENT_SHARDS } from '../../../lib/store/keys';
 
 describe('key builders', () => {
   it('prefix every key with its entity so that entities never collide', () => {
@@ -17,9 +17,19 @@ describe('key builders', () => {
     expect([later, sameMsOtherId, earlier].sort()).toEqual([earlier, sameMsOtherId, later]);
   });
 
-  it('group the settlement index by client and currency', () => {
-    const index = keys.settlementIndex('p_1', 'merchant-1', 'EUR', '2026-11-20T00:00:00.000Z', 'svc_tx_1');
+  it('group the settlement index by client and currency, on the shard of the payment, its entries beside its sale', () => {
+    const sale = keys.settlementIndex('p_1', 'merchant-1', 'EUR', '2026-11-20T00:00:00.000Z', 'svc_tx_1');
+    const refund = keys.settlementIndex('p_1', 'merchant-1', 'EUR', '2026-11-20T00:00:00.000Z', 'svc_tx_1', 'refund#500');
 
-    expect(index).toEqual({ gsi3pk: 'SETTLE#p_1', gsi3sk: 'merchant-1#EUR#2026-11-20T00:00:00.000Z#svc_tx_1' });
+    expect(sale).toEqual({ gsi3pk: keys.settlementShardOf('p_1', 'svc_tx_1'), gsi3sk: 'merchant-1#EUR#2026-11-20T00:00:00.000Z#svc_tx_1' });
+    expect(refund).toEqual({ gsi3pk: sale.gsi3pk, gsi3sk: 'merchant-1#EUR#2026-11-20T00:00:00.000Z#svc_tx_1#refund#500' });
+    expect(sale.gsi3pk).toMatch(/^SETTLE#p_1#0[0-3]\d$/);
+  });
+
+  it('spread the payments of one partner over every settlement shard', () => {
+    const shards = new Set(Array.from({ length: 2_000 }, (_, n) => keys.settlementShardOf('p_1', `svc_tx_${n}`)));
+
+    expect([...shards].sort()).toEqual(keys.settlementPartitions('p_1').slice(0, SETTLEMENT_SHARDS).sort());
+    expect(keys.settlementPartitions('p_1').at(-1)).toBe('SETTLE#p_1');
   });
 });
