@@ -22,15 +22,11 @@ const READ_SIZE = 1_000;
 /** Index items one page reads at most before it answers (it finishes the group it is in). */
 const MAX_ITEMS_READ = 20_000;
 
-/**
- * What waits, in the settlement index's order after `after`: the waiting entries (every shard, merged), merged with the
- * lines that builds in progress (or discarded, not yet released) have reserved, which wait until their batch is
- * committed (docs/settlement.md). Builds are rare and short, so their lines are read whole.
- */
-async function* waitingItems(partnerId: string, clientId: string | undefined, currency: string | undefined, after: string | undefined): AsyncGenerator<Record<string, unknown>> {
-  const filters = currency === undefined ? [] : [{ expression: '#currency = :currency', names: { '#currency': 'currency' }, values: { ':currency': currency } }];
-  const wanted = (line: Record<string, unknown>) =>
-    (after === undefined || String(line.gsi3sk) > after) && (clientId === undefined || line.clientId === clientId) && (currency === undefined || line.currency === currency);
+/** Where an entry lives (its table key): one entry read twice, in a build and waiting, while it moved, counts once. */
+const entryId = (raw: Record<string, unknown>) => `${String(raw.pk)}\u0000${String(raw.sk)}`;
+
+/** The lines that the partner's builds in progress (or discarded, not yet released) hold reserved, of those `wanted`. */
+async function reservedLines(partnerId: string, wanted: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>[]> {
   const reserved: Record<string, unknown>[] = [];
   for (const build of await listBuilds(partnerId)) {
     const lines = await queryAll({
@@ -41,13 +37,32 @@ async function* waitingItems(partnerId: string, clientId: string | undefined, cu
     });
     reserved.push(...lines.filter(wanted));
   }
-  reserved.sort((a, b) => (String(a.gsi3sk) < String(b.gsi3sk) ? -1 : 1));
+  return reserved;
+}
+
+const currencyFilter = (currency: string | undefined) => (currency === undefined ? [] : [{ expression: '#currency = :currency', names: { '#currency': 'currency' }, values: { ':currency': currency } }]);
+
+/**
+ * What waits, in the settlement index's order after `after`: the waiting entries (every shard, merged), merged with the
+ * lines that builds in progress (or discarded, not yet released) have reserved, which wait until their batch is
+ * committed (docs/settlement.md). Builds are rare and short, so their lines are read whole. An entry a discard moved
+ * back between the two reads is yielded once.
+ */
+async function* waitingItems(partnerId: string, clientId: string | undefined, currency: string | undefined, after: string | undefined): AsyncGenerator<Record<string, unknown>> {
+  const wanted = (line: Record<string, unknown>) =>
+    (after === undefined || String(line.gsi3sk) > after) && (clientId === undefined || line.clientId === clientId) && (currency === undefined || line.currency === currency);
+  const reserved = (await reservedLines(partnerId, wanted)).sort((a, b) => (String(a.gsi3sk) < String(b.gsi3sk) ? -1 : 1));
+  const yielded = new Set<string>();
+  const once = (raw: Record<string, unknown>) => !yielded.has(entryId(raw)) && yielded.add(entryId(raw)) !== undefined;
   let next = 0;
-  for await (const raw of waitingEntries(partnerId, clientId, filters, { after, firstReadSize: FIRST_READ_SIZE, readSize: READ_SIZE })) {
-    while (next < reserved.length && String(reserved[next]?.gsi3sk) < String(raw.gsi3sk)) yield reserved[next++] as Record<string, unknown>;
-    yield raw;
+  for await (const raw of waitingEntries(partnerId, clientId, currencyFilter(currency), { after, firstReadSize: FIRST_READ_SIZE, readSize: READ_SIZE })) {
+    while (next < reserved.length && String(reserved[next]?.gsi3sk) < String(raw.gsi3sk)) {
+      const line = reserved[next++] as Record<string, unknown>;
+      if (once(line)) yield line;
+    }
+    if (once(raw)) yield raw;
   }
-  while (next < reserved.length) yield reserved[next++] as Record<string, unknown>;
+  for (const line of reserved.slice(next)) if (once(line)) yield line;
 }
 
 /** One partner's waiting balances, by client then currency, paged by group (`limit` groups at most). */
@@ -108,9 +123,18 @@ export async function listBalances(partnerId: string, query: BalanceFilters): Pr
   };
 }
 
-/** What a merchant owes in one currency (0 when nothing): its balance, builds in progress included (decisions.md §5a). */
+/**
+ * What a merchant owes in one currency (0 when nothing): its waiting entries and the lines builds hold reserved
+ * (decisions.md §5a), each counted once. The builds are read before and after the waiting entries, so a line a run
+ * reserves, or a discard moves back, while this reads is seen in one of the three reads (a pay must not miss a
+ * reversal in motion and pay a merchant that owes).
+ */
 export async function owedMinor(group: GroupKey): Promise<number> {
-  const { items } = await listBalances(group.partnerId, { clientId: group.clientId, currency: currencyCode(group.currency), limit: 1 });
-  const balance = items[0];
-  return balance === undefined ? 0 : Math.max(0, balance.debitsMinor - balance.creditsMinor);
+  const wanted = (line: Record<string, unknown>) => line.clientId === group.clientId && line.currency === group.currency;
+  const entries = new Map<string, Record<string, unknown>>();
+  for (const line of await reservedLines(group.partnerId, wanted)) entries.set(entryId(line), line);
+  for await (const raw of waitingEntries(group.partnerId, group.clientId, currencyFilter(group.currency), { readSize: READ_SIZE })) entries.set(entryId(raw), raw);
+  for (const line of await reservedLines(group.partnerId, wanted)) entries.set(entryId(line), line);
+  const net = [...entries.values()].reduce((sum, raw) => sum + (toEntry(raw)?.netMinor ?? 0), 0);
+  return Math.max(0, -net);
 }

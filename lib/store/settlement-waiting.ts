@@ -169,20 +169,21 @@ export async function listWaiting(
     }
   }
   const more = cut || stopped;
-  return { items: more ? withoutLastGroup(items) : items, withoutFees, more };
+  return { ...(more ? withoutLastGroup(items) : { items, partialGroup: undefined }), withoutFees, more };
 }
 
 /**
  * The items read, less the group the reading stopped in: a group's entries sum to what it is paid or owes, so a
  * part of one could look owing, or pay sales before the reversals that follow them. The next run reads it whole.
+ * But one group larger than a read: its oldest payments, named `partialGroup`.
  */
-function withoutLastGroup(items: SettlementItem[]): SettlementItem[] {
+function withoutLastGroup(items: SettlementItem[]): Pick<WaitingRead, 'items' | 'partialGroup'> {
   const last = items.at(-1);
-  if (last === undefined) return items;
+  if (last === undefined) return { items, partialGroup: undefined };
   const whole = items.filter((item) => item.clientId !== last.clientId || item.currency !== last.currency);
-  if (whole.length > 0) return whole;
-  // One group larger than a run reads: its oldest payments, each with all of its entries (a payment's entries sort
-  // together, and the last one read may go on past the cut). What follows waits for the next run.
-  return items.filter((item) => item.svcTxId !== last.svcTxId);
+  if (whole.length > 0) return { items: whole, partialGroup: undefined };
+  // Its oldest payments, each with all of its entries (a payment's entries sort together, and the last one read may
+  // go on past the cut). What follows waits for the next run.
+  return { items: items.filter((item) => item.svcTxId !== last.svcTxId), partialGroup: { clientId: last.clientId, currency: last.currency } };
 }
 

@@ -15,12 +15,13 @@
  * audit event, and recorded `sent` or `failed` by one write conditional on the claim.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { AuditEvent } from '../domain/audit';
 import { currencyCode } from '../domain/money';
 import { type BatchFilters, type BatchStatus, contentsOf, type SettlementBatch, type SettlementItem } from '../domain/settlement';
+import { timeLeftMs } from '../deadline';
 import { inPool } from '../pool';
+import { batchGetAll } from './batch-get';
 import type { BuildRecord, GroupKey, PayoutClaim, PayoutRecord } from '../use-cases/ports/settlement-store';
 import { putAuditEvent } from './audit-events';
 import { cancelledItem, failedConditions, failedItem, isConditionFailure, writeIfCondition } from './conditions';
@@ -88,9 +89,16 @@ function toBatch(item: Record<string, unknown>, chunks: readonly Record<string, 
   };
 }
 
-/** Chunk sizes: each item far below DynamoDB's 400 KB (an id ~40 bytes, a line ~400). */
+/**
+ * Chunk sizes: at most this many entries, and at most {@link CHUNK_BYTES} of them as JSON (UTF-8), more than DynamoDB
+ * counts for the same values: every chunk stays under its 400 KB item limit whatever partners put in their references
+ * and client ids (a line of 255-character references and 128-emoji client ids takes about 1.9 KB).
+ */
 const IDS_PER_CHUNK = 5_000;
 const LINES_PER_CHUNK = 250;
+const CHUNK_BYTES = 300_000;
+
+const utf8 = new TextEncoder();
 
 const isVisible = (status: unknown) => status !== 'building' && status !== 'discarded';
 
@@ -109,8 +117,8 @@ export async function startBuild(batch: SettlementBatch, runId: string): Promise
   );
 }
 
-/** Lines reserved per transaction (DynamoDB's limit is 100 items), transactions in flight, and tries of a slice. */
-const RESERVE_PER_WRITE = 100;
+/** Lines reserved per transaction (DynamoDB's limit is 100 items, one is the build's check), transactions in flight, and tries of a slice. */
+const RESERVE_PER_WRITE = 99;
 const RESERVE_CONCURRENCY = 4;
 const RESERVE_TRIES = 5;
 
@@ -143,48 +151,87 @@ function reservation(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdA
 }
 
 /**
- * Reserves lines for a building batch: each moves, on its own condition, from the waiting index
- * (`SETTLE#<partner>#<shard>`, or the partition before the shards) to the batch's build partition (`BUILD#<batch>`), with `batchId` set. A line is reserved only
- * if it still waits (so no line is ever in two batches) and, a sale, is as the run read it (still `succeeded` if
- * the batch pays it, and no refund or dispute since: its revision). Returns the lines reserved; the others are left
- * as they are (taken by another run, or changed: they wait for the next run).
- *
- * The writes go 100 to a transaction, for speed only (one request instead of a hundred): a transaction whose
- * conditions fail on some lines is written again without them, and one that other writes keep cancelling is written
- * line by line. Until the commit nothing reads the reservation as more than "waiting", so no atomicity is needed.
+ * The check every reservation goes with: the build is still `building` and still this run's. A run that stalled past
+ * its lease (frozen mid-build, say) and came back cannot reserve into a build another run has discarded since, or
+ * forgotten: those lines would be in no batch and never back in the waiting index.
  */
-export async function reserveLines(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdAt'>, lines: readonly SettlementItem[]): Promise<SettlementItem[]> {
+const buildStillMine = (batchId: string, runId: string): TransactItem => ({
+  ConditionCheck: {
+    TableName: tableName,
+    Key: keys.settlementBatch(batchId),
+    ConditionExpression: '#status = :building AND build.runId = :runId',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':building': 'building', ':runId': runId },
+  },
+});
+
+/**
+ * Reserves lines for a building batch: each moves, on its own condition, from the waiting index (its shard of
+ * `SETTLE#<partner>`, or the partition before the shards) to the batch's build partition (`BUILD#<batch>`), with
+ * `batchId` set. A line is reserved only if it still waits (so no line is ever in two batches) and, a sale, is as the
+ * run read it (still `succeeded` if the batch pays it, and no refund or dispute since: its revision); and only while
+ * the build is still this run's (`buildStillMine`, in the same transaction). Returns the lines reserved; the others
+ * are left as they are (taken by another run, or changed: they wait for the next run).
+ *
+ * The writes go 99 to a transaction, with the build's check, for speed (one request instead of a hundred): a
+ * transaction whose conditions fail on some lines is written again without them, and one that other writes keep
+ * cancelling is written line by line (each with the check). Until the commit nothing reads the reservation as more
+ * than "waiting", so no atomicity across lines is needed. A write whose answer was lost may have been applied (the
+ * SDK's retry then fails its condition): so every line not known reserved is read again, strongly consistent, and one
+ * that holds this batch's id is counted reserved, so that the batch's totals hold every line it took.
+ */
+export async function reserveLines(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdAt'>, lines: readonly SettlementItem[], runId: string): Promise<SettlementItem[]> {
   const slices = Array.from({ length: Math.ceil(lines.length / RESERVE_PER_WRITE) }, (_, n) => lines.slice(n * RESERVE_PER_WRITE, (n + 1) * RESERVE_PER_WRITE));
+  const check = buildStillMine(batch.id, runId);
   const reserved = await inPool(slices, RESERVE_CONCURRENCY, async (slice) => {
     let left = slice;
     for (let tries = 1; left.length > 0 && tries <= RESERVE_TRIES; tries++) {
       try {
-        await transactWrite(left.map((line) => reservation(batch, line)));
+        await transactWrite([check, ...left.map((line) => reservation(batch, line))]);
         return left;
       } catch (error) {
         const failed = new Set(failedConditions(error));
-        if (failed.size > 0) left = left.filter((_, i) => !failed.has(i));
+        // The build is no longer this run's: nothing more is reserved into it.
+        if (failed.has(0)) return [];
+        if (failed.size > 0) left = left.filter((_, i) => !failed.has(i + 1));
         else if (!isConflictOnly(error)) throw error;
         else await sleep(20 * tries);
       }
     }
-    return left.length === 0 ? [] : reserveOneByOne(batch, left);
+    return left.length === 0 ? [] : reserveOneByOne(batch, left, check);
   });
-  return reserved.flat();
+  const taken = new Set(reserved.flat());
+  for (const line of await reservedAfterAll(batch.id, lines.filter((line) => !taken.has(line)))) taken.add(line);
+  return lines.filter((line) => taken.has(line));
 }
 
-/** The lines of a slice that other writes kept cancelling, one conditional update each. */
-async function reserveOneByOne(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdAt'>, lines: readonly SettlementItem[]): Promise<SettlementItem[]> {
+/** The lines of a slice that other writes kept cancelling, one conditional update each (with the build's check). */
+async function reserveOneByOne(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdAt'>, lines: readonly SettlementItem[], check: TransactItem): Promise<SettlementItem[]> {
   const reserved: SettlementItem[] = [];
   for (const line of lines) {
     try {
-      if (await writeIfCondition(documentClient.send(new UpdateCommand(reservation(batch, line).Update as never)))) reserved.push(line);
+      await transactWrite([check, reservation(batch, line)]);
+      reserved.push(line);
     } catch (error) {
-      // An event's transaction on the line's item right now: it changes the line, so it is left for the next run.
-      if (!(error instanceof TransactionConflictException)) throw error;
+      const failed = failedConditions(error);
+      if (failed.includes(0)) break;
+      // Its condition failed (taken or changed), or an event's transaction on the line's item right now: it changes
+      // the line, so it is left for the next run.
+      if (failed.length === 0 && !isConflictOnly(error)) throw error;
     }
   }
   return reserved;
+}
+
+/** Of lines whose reservation failed or was not tried to the end, those that hold this batch's id all the same (a write applied whose answer was lost). */
+async function reservedAfterAll(batchId: string, lines: readonly SettlementItem[]): Promise<SettlementItem[]> {
+  if (lines.length === 0) return [];
+  const items = await batchGetAll(lines.map(entryTableKey), 'pk, sk, batchId, gsi3pk');
+  const holding = new Set(items.filter((item) => item.batchId === batchId && item.gsi3pk === keys.settlementBuildPartition(batchId)).map((item) => `${String(item.pk)}\u0000${String(item.sk)}`));
+  return lines.filter((line) => {
+    const key = entryTableKey(line);
+    return holding.has(`${key.pk}\u0000${key.sk}`);
+  });
 }
 
 /** Puts items with BatchWriteItem, 25 a call, asking again for what a call leaves unprocessed. */
@@ -207,7 +254,22 @@ async function putAll(items: Record<string, unknown>[]): Promise<void> {
 /** A batch's contents as chunk items: its transaction ids, its other entries, and every line. */
 function contentChunks(batch: SettlementBatch, lines: readonly SettlementItem[]): Record<string, unknown>[] {
   const chunks: Record<string, unknown>[] = [];
-  const slices = <T>(all: readonly T[], size: number) => Array.from({ length: Math.ceil(all.length / size) }, (_, n) => all.slice(n * size, n * size + size));
+  const slices = <T>(all: readonly T[], size: number) => {
+    const made: T[][] = [];
+    let bytes = 0;
+    for (const entry of all) {
+      const entryBytes = utf8.encode(JSON.stringify(entry)).length + 1;
+      const last = made.at(-1);
+      if (last === undefined || last.length === size || bytes + entryBytes > CHUNK_BYTES) {
+        made.push([entry]);
+        bytes = entryBytes;
+      } else {
+        last.push(entry);
+        bytes += entryBytes;
+      }
+    }
+    return made;
+  };
   slices(batch.transactionIds, IDS_PER_CHUNK).forEach((transactionIds, n) => chunks.push({ ...keys.batchChunk(batch.id, 'IDS', n), entity: 'batchChunk', transactionIds }));
   slices(batch.adjustments, LINES_PER_CHUNK).forEach((adjustments, n) => chunks.push({ ...keys.batchChunk(batch.id, 'ADJ', n), entity: 'batchChunk', lines: adjustments }));
   slices(lines, LINES_PER_CHUNK).forEach((slice, n) => chunks.push({ ...keys.batchChunk(batch.id, 'LINES', n), entity: 'batchChunk', lines: slice }));
@@ -282,7 +344,7 @@ export async function listBuilds(partnerId: string): Promise<BuildRecord[]> {
  * batch's). Resumable: a discard cut off is done again by the next run. The record stays among the partner's builds
  * until {@link forgetBuild}, so that a line a lapsed run reserved after the release is released by the next discard.
  */
-export async function discardBuild(build: Pick<BuildRecord, 'id' | 'partnerId'>, now: string): Promise<'discarded' | 'committed'> {
+export async function discardBuild(build: Pick<BuildRecord, 'id' | 'partnerId'>, now: string): Promise<'discarded' | 'committed' | 'unfinished'> {
   const marked = await writeIfCondition(
     documentClient.send(
       new UpdateCommand({
@@ -304,7 +366,9 @@ export async function discardBuild(build: Pick<BuildRecord, 'id' | 'partnerId'>,
     ProjectionExpression: 'pk, sk, svcTxId',
   });
   for await (const page of reserved) {
-    await inPool(page, RESERVE_CONCURRENCY, (item) =>
+    // Out of time: the rest is moved back by the next run (or this run's continuation), which discards it again.
+    if ((timeLeftMs() ?? Number.POSITIVE_INFINITY) < DISCARD_RESERVE_MS) return 'unfinished';
+    await inPool(page, DISCARD_CONCURRENCY, (item) =>
       writeIfCondition(
         documentClient.send(
           new UpdateCommand({
@@ -321,6 +385,10 @@ export async function discardBuild(build: Pick<BuildRecord, 'id' | 'partnerId'>,
   }
   return 'discarded';
 }
+
+/** Lines moved back at once by a discard; and the time a discard leaves its request (it stops between pages). */
+const DISCARD_CONCURRENCY = 16;
+const DISCARD_RESERVE_MS = 6_000;
 
 /** A discarded build, released, taken off the partner's builds (it stays as a record no list shows). */
 export async function forgetBuild(buildId: string): Promise<void> {

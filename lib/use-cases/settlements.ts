@@ -108,23 +108,34 @@ const ANSWER_BYTES = 4_000_000;
 /** Continuations of one run at most: a backlog of 100 × 15 minutes' work is an operator's matter, not a loop. */
 const MAX_CONTINUATIONS = 100;
 
-const viewBytes = (batch: SettlementBatch) => 1_000 + 45 * batch.transactionIds.length + 400 * batch.adjustments.length;
+const viewBytes = (transactions: number, adjustments: number) => 1_000 + 45 * transactions + 400 * adjustments;
+/** A planned batch's view in the answer, at most (the lines a build loses only make it smaller). */
+const plannedViewBytes = (plan: PlannedBatch) => {
+  const transactions = plan.items.filter((item) => item.settlesTransaction).length;
+  return viewBytes(transactions, plan.items.length - transactions);
+};
 
-/** A run's state as it goes: its id, its cutoff, what it made, and whether it left work it had no time or room for. */
+/**
+ * A run's state as it goes: its id, its cutoff, the answer's bytes and the lines being built (both counted from the
+ * moment a batch starts, so groups built side by side share one budget), and whether it left work it had no time or
+ * room for.
+ */
 interface RunState {
   runId: string;
   cutoff: string;
   now: Date;
   answerBytes: number;
+  linesBuilding: number;
   unfinished: boolean;
 }
 
 /**
- * Whether the run may start more work (time left for `workMs` of it, room in its answer); when not, it leaves the
- * rest unfinished.
+ * Whether the run may start a batch of `lines` lines and `bytes` of answer: time left to build it with every batch
+ * already building at {@link BUILD_LINES_PER_SECOND} (they share the rate), and room in the answer (the first batch
+ * always has room: one batch's view is under it). When not, it leaves the rest unfinished.
  */
-function canGoOn(state: RunState, workMs = 0): boolean {
-  const ok = hasTimeFor(workMs) && state.answerBytes < ANSWER_BYTES;
+function canGoOn(state: RunState, lines = 0, bytes = 0): boolean {
+  const ok = hasTimeFor(((state.linesBuilding + lines) / BUILD_LINES_PER_SECOND) * 1000) && (state.answerBytes === 0 || state.answerBytes + bytes <= ANSWER_BYTES);
   if (!ok) state.unfinished = true;
   return ok;
 }
@@ -150,7 +161,7 @@ export async function runSettlement(deps: SettlementDeps, scope: RunScope): Prom
  */
 export async function settle(deps: SettlementDeps, scope: RunScope, continuation?: ContinuationOf): Promise<SettlementRun> {
   const now = deps.now();
-  const state: RunState = { runId: randomUUID(), cutoff: continuation?.cutoff ?? cutoffOf(deps.cutoff, now), now, answerBytes: 0, unfinished: false };
+  const state: RunState = { runId: randomUUID(), cutoff: continuation?.cutoff ?? cutoffOf(deps.cutoff, now), now, answerBytes: 0, linesBuilding: 0, unfinished: false };
   const created: SettlementBatch[] = [];
   const owing: OwingGroup[] = [];
   const failures: unknown[] = [];
@@ -199,7 +210,7 @@ export async function settle(deps: SettlementDeps, scope: RunScope, continuation
 }
 
 async function settlePartner(deps: SettlementDeps, partnerId: string, clientId: string | undefined, state: RunState) {
-  await tidyBuilds(deps, partnerId, clientId, state.now, state.runId);
+  const untidy = await tidyBuilds(deps, partnerId, clientId, state);
   const waiting = await deps.settlements.listWaiting(partnerId, clientId, state.cutoff);
   if (waiting.more) state.unfinished = true;
   if (waiting.withoutFees.length > 0) {
@@ -207,7 +218,7 @@ async function settlePartner(deps: SettlementDeps, partnerId: string, clientId: 
     countMetric('SettlementItemsWithoutFees', waiting.withoutFees.length);
   }
   const plan = planBatches(waiting.items, BATCH_LIMITS);
-  const cut = waiting.more ? waiting.items.at(-1) : undefined;
+  const cut = waiting.partialGroup;
   const ofCut = plan.batches.filter((batch) => cut !== undefined && batch.clientId === cut.clientId && batch.currency === cut.currency);
   if (ofCut.some((batch) => batch.full)) {
     // The group the read stopped in: only its full batches now, so that it still makes batches of 10,000; its
@@ -223,8 +234,9 @@ async function settlePartner(deps: SettlementDeps, partnerId: string, clientId: 
   }
   const byGroup = new Map<string, PlannedBatch[]>();
   for (const batch of plan.batches) {
-    const key = JSON.stringify([batch.clientId, batch.currency]);
-    byGroup.set(key, [...(byGroup.get(key) ?? []), batch]);
+    // A group with lines still in a discarded build: what waits of it is only a part, settled once all of it waits.
+    if (untidy.has(groupName(batch))) continue;
+    byGroup.set(groupName(batch), [...(byGroup.get(groupName(batch)) ?? []), batch]);
   }
   const groups = [...byGroup.values()];
   const outcomes: PromiseSettledResult<SettlementBatch[]>[] = [];
@@ -246,24 +258,37 @@ const claimGroup = (deps: SettlementDeps, group: GroupKey, runId: string) => dep
  * holds is discarded, its lines waiting again, before this run reads what waits. A discarded build, released, is
  * forgotten once no run can still be reserving lines for it (a lease after its discard).
  */
-async function tidyBuilds(deps: SettlementDeps, partnerId: string, clientId: string | undefined, now: Date, runId: string): Promise<void> {
+async function tidyBuilds(deps: SettlementDeps, partnerId: string, clientId: string | undefined, state: RunState): Promise<Set<string>> {
+  /** The groups with lines still in a build this run could not discard (its time ran out): not settled now. */
+  const untidy = new Set<string>();
   for (const build of await deps.settlements.listBuilds(partnerId)) {
     if (clientId !== undefined && build.clientId !== clientId) continue;
-    if (!(await claimGroup(deps, groupOf(build), runId))) continue;
+    if (!canGoOn(state)) {
+      untidy.add(groupName(build));
+      continue;
+    }
+    if (!(await claimGroup(deps, groupOf(build), state.runId))) continue;
     try {
       const outcome = await deps.settlements.discardBuild(build, deps.now().toISOString());
       if (build.status === 'building') {
         countMetric('SettlementBuildsDiscarded');
         logger.warn('A settlement build left by a run that was cut off is discarded: its lines wait again', { batchId: build.id, partnerId, clientId: build.clientId });
       }
-      if (outcome === 'discarded' && build.discardedAt !== null && now.getTime() - Date.parse(build.discardedAt) > deps.groupLeaseMs) {
+      if (outcome === 'unfinished') {
+        untidy.add(groupName(build));
+        state.unfinished = true;
+      }
+      if (outcome === 'discarded' && build.discardedAt !== null && state.now.getTime() - Date.parse(build.discardedAt) > deps.groupLeaseMs) {
         await deps.settlements.forgetBuild(build.id);
       }
     } finally {
-      await deps.settlements.releaseGroup(groupOf(build), runId);
+      await deps.settlements.releaseGroup(groupOf(build), state.runId);
     }
   }
+  return untidy;
 }
+
+const groupName = (group: Pick<GroupKey, 'clientId' | 'currency'>) => JSON.stringify([group.clientId, group.currency]);
 
 /**
  * The batches of one group (client, currency), under its lease (another run building it: this run leaves it), one
@@ -280,12 +305,18 @@ async function settleGroup(deps: SettlementDeps, plans: PlannedBatch[], state: R
   try {
     const written: SettlementBatch[] = [];
     for (const plan of plans) {
-      if (!canGoOn(state, (plan.items.length / BUILD_LINES_PER_SECOND) * 1000)) break;
-      const batch = await buildBatch(deps, plan, state.now, runId);
-      if (batch !== undefined) {
-        written.push(batch);
-        state.answerBytes += viewBytes(batch);
+      const bytes = plannedViewBytes(plan);
+      if (!canGoOn(state, plan.items.length, bytes)) break;
+      state.answerBytes += bytes;
+      state.linesBuilding += plan.items.length;
+      let batch: SettlementBatch | undefined;
+      try {
+        batch = await buildBatch(deps, plan, state.now, runId);
+      } finally {
+        state.linesBuilding -= plan.items.length;
+        state.answerBytes -= bytes - (batch === undefined ? 0 : viewBytes(batch.transactionIds.length, batch.adjustments.length));
       }
+      if (batch !== undefined) written.push(batch);
       if (batch === undefined || batch.lineCount !== plan.items.length) break;
     }
     return written;
@@ -313,7 +344,7 @@ async function buildBatch(deps: SettlementDeps, plan: PlannedBatch, now: Date, r
   const reserved: SettlementItem[] = [];
   for (let start = 0; start < plan.items.length; start += RESERVE_SLICE) {
     if (!(await claimGroup(deps, group, runId))) return discard();
-    reserved.push(...(await deps.settlements.reserveLines(batch, plan.items.slice(start, start + RESERVE_SLICE))));
+    reserved.push(...(await deps.settlements.reserveLines(batch, plan.items.slice(start, start + RESERVE_SLICE), runId)));
   }
   if (reserved.length < plan.items.length) countMetric('SettlementLinesTakenByAnotherRun', plan.items.length - reserved.length);
   const totals = totalsOf(reserved);

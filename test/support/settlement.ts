@@ -102,7 +102,11 @@ export interface SeedTarget {
  * apart from `from` (yesterday's noon): for runs over thousands of payments, which the API would take minutes to make.
  * Returns their ids, oldest first.
  */
-export async function seedWaitingPayments(payee: { partnerId: string; clientId: string }, count: number, options: { currency?: string; from?: string } = {}): Promise<string[]> {
+export async function seedWaitingPayments(
+  payee: { partnerId: string; clientId: string },
+  count: number,
+  options: { currency?: string; from?: string; partnerReference?: (n: number) => string } = {},
+): Promise<string[]> {
   return (await seedWaitingTransactions(payee, count, options)).map((tx) => tx.svcTxId);
 }
 
@@ -113,7 +117,7 @@ export async function seedWaitingPayments(payee: { partnerId: string; clientId: 
 export async function seedWaitingTransactions(
   payee: { partnerId: string; clientId: string },
   count: number,
-  options: { currency?: string; from?: string; target?: SeedTarget } = {},
+  options: { currency?: string; from?: string; partnerReference?: (n: number) => string; target?: SeedTarget } = {},
 ): Promise<Transaction[]> {
   const target: SeedTarget = options.target ?? { client: documentClient, tableName };
   const currency = currencyCode(options.currency ?? 'EUR');
@@ -126,6 +130,7 @@ export async function seedWaitingTransactions(
       partnerId: payee.partnerId,
       clientId: payee.clientId,
       createdAt: new Date(from + i * 1000).toISOString(),
+      ...(options.partnerReference === undefined ? {} : { partnerReference: options.partnerReference(i) }),
       amountMinor,
       currency,
       status: 'succeeded',

@@ -34,6 +34,11 @@ export interface WaitingRead {
   items: SettlementItem[];
   /** More waits than was read (the read's limit in entries or time): the run continues. */
   more: boolean;
+  /**
+   * The group of which `items` hold only the oldest payments (one group larger than a read; any other group the read
+   * stopped in is left out whole): the run makes only its full batches, and reads the rest again with what follows.
+   */
+  partialGroup: Pick<GroupKey, 'clientId' | 'currency'> | undefined;
   /** Succeeded transactions waiting without a fee split: never paid on a guess, reported instead. */
   withoutFees: string[];
 }
@@ -54,9 +59,10 @@ export interface SettlementStore {
   startBuild(batch: SettlementBatch, runId: string): Promise<void>;
   /**
    * Reserves lines for a building batch, each by its own conditional write: only a line still waiting, and a sale as
-   * the run read it. Returns those reserved; no line is ever reserved by two batches.
+   * the run read it, and only while the build is still `building` and `runId`'s. Returns those reserved (a write whose
+   * answer was lost included); no line is ever reserved by two batches, nor into a discarded build.
    */
-  reserveLines(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdAt'>, lines: readonly SettlementItem[]): Promise<SettlementItem[]>;
+  reserveLines(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdAt'>, lines: readonly SettlementItem[], runId: string): Promise<SettlementItem[]>;
   /**
    * Writes a built batch's contents, then makes it `pending` and visible in one conditional write (still this run's
    * build, and the group's lease still this run's). `lost`: nothing visible; the caller discards the build.
@@ -64,8 +70,11 @@ export interface SettlementStore {
   commitBuild(batch: SettlementBatch, lines: readonly SettlementItem[], runId: string, group: GroupKey): Promise<'committed' | 'lost'>;
   /** A partner's builds left building or discarded (usually none). */
   listBuilds(partnerId: string): Promise<BuildRecord[]>;
-  /** Discards a build (resumably): `discarded`, its lines waiting again; a batch committed meanwhile is left alone. */
-  discardBuild(build: Pick<BuildRecord, 'id' | 'partnerId'>, now: string): Promise<'discarded' | 'committed'>;
+  /**
+   * Discards a build (resumably): `discarded`, its lines waiting again; a batch committed meanwhile is left alone;
+   * `unfinished` when the request's time ran out with lines still to move back (the next discard goes on).
+   */
+  discardBuild(build: Pick<BuildRecord, 'id' | 'partnerId'>, now: string): Promise<'discarded' | 'committed' | 'unfinished'>;
   /** Takes a released discarded build off the partner's builds. */
   forgetBuild(buildId: string): Promise<void>;
   /** Takes (or renews) a group's lease until `expiresAt`: none held, lapsed, or already this run's. */

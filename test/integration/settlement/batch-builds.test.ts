@@ -15,6 +15,8 @@ import type { LedgerEntry } from '../../../lib/domain/ledger';
 import { currencyCode } from '../../../lib/domain/money';
 import { listBalances, owedMinor } from '../../../lib/store/balances';
 import { documentClient, tableName } from '../../../lib/store/dynamo';
+import { keys } from '../../../lib/store/keys';
+import { queryAll } from '../../../lib/store/query-all';
 import { entryItem } from '../../../lib/store/ledger-entries';
 import { getPartner } from '../../../lib/store/partners';
 import { payBatch } from '../../../lib/use-cases/settlement-payouts';
@@ -66,7 +68,7 @@ async function deadRunsBuild(payee: { partnerId: string; clientId: string }, res
     updatedAt: now.toISOString(),
   };
   await store.startBuild(batch, deadRun);
-  const reserved = await store.reserveLines(batch, waiting);
+  const reserved = await store.reserveLines(batch, waiting, deadRun);
   return { batch, reserved, group, deadRun };
 }
 
@@ -96,6 +98,28 @@ describe('settlement batches up to 10,000 lines', () => {
     expect(rows.at(-1)).toBe(`total,,,,EUR,${[batches[0]!.totals.grossMinor, batches[0]!.totals.processorFeesMinor, batches[0]!.totals.platformFeesMinor, batches[0]!.totals.netMinor].map((minor) => (minor / 100).toFixed(2)).join(',')}`);
   }, 120_000);
 
+});
+
+describe('the largest inputs partners can give', () => {
+  it('settles and reports 600 payments of a 128-emoji client id with 250-emoji references: its chunks each under DynamoDB`s 400 KB', async () => {
+    // Arrange: the longest client id (128 emoji, 512 bytes) and references (250 emoji: 500 UTF-16 units, 1,000 bytes)
+    const partner = await suite.api.createPartner();
+    const clientId = await suite.api.createClient(partner, { client_id: '💶'.repeat(128) });
+    const payee = { partnerId: partner.partnerId, clientId };
+    const ids = await seedWaitingPayments(payee, 600, { partnerReference: (n) => `${'🧾'.repeat(249)}${String.fromCodePoint(0x1f300 + n)}` });
+
+    // Act
+    const batches = await runSettlement(settlementDeps, { partnerId: payee.partnerId });
+
+    // Assert: one batch of every payment, its report whole; every chunk beside it under 400 KB
+    expect(batches.map((batch) => batch.transactionIds)).toEqual([ids]);
+    const caller: Caller = { kind: 'partner', keyId: 'key_test', partner: (await getPartner(payee.partnerId))! };
+    const report = await presentBatchReport(await batchReportFor(settlementDeps, caller, batches[0]!.id));
+    expect(String(report.text).trimEnd().split('\r\n')).toHaveLength(602);
+    const chunks = await queryAll({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.settlementBatch(batches[0]!.id).pk } });
+    expect(chunks.length).toBeGreaterThan(4);
+    for (const chunk of chunks) expect(new TextEncoder().encode(JSON.stringify(chunk)).length).toBeLessThan(400_000);
+  }, 120_000);
 });
 
 describe('a batch as readers see it', () => {
@@ -137,6 +161,38 @@ describe('a batch as readers see it', () => {
     // The dead run, back, cannot commit what was discarded.
     expect(await store.commitBuild({ ...batch, transactionIds: reserved.map((line) => line.svcTxId) }, reserved, deadRun, group)).toBe('lost');
     expect((await store.listBatches(payee.partnerId, {}, { limit: 10 })).items.map((b) => b.id)).toEqual([batches[0]?.id]);
+  }, 120_000);
+});
+
+describe('reservations', () => {
+  it('refuse a run that stalled past its lease: nothing goes into its build once another run discarded it', async () => {
+    // Arrange: a dead run's build of 5 of 12 lines, discarded by another run; the dead run comes back with the other 7
+    const payee = await freshMerchant();
+    await seedWaitingPayments(payee, 12);
+    const all = (await listWaiting(payee.partnerId, payee.clientId, undefined)).items;
+    const { batch, deadRun } = await deadRunsBuild(payee, 5);
+    expect(await store.discardBuild(batch, new Date().toISOString())).toBe('discarded');
+
+    // Act
+    const late = await store.reserveLines(batch, all.slice(5), deadRun);
+
+    // Assert: none reserved, all 12 wait
+    expect(late).toEqual([]);
+    expect((await listWaiting(payee.partnerId, payee.clientId, undefined)).items.map((line) => line.svcTxId)).toEqual(all.map((line) => line.svcTxId));
+  }, 120_000);
+
+  it('count a line whose reservation was applied but whose answer was lost: the batch`s lines are what its build holds', async () => {
+    // Arrange: a build with 3 of 8 lines reserved by writes whose answers were lost (applied; the retry fails its condition)
+    const payee = await freshMerchant();
+    await seedWaitingPayments(payee, 8);
+    const all = (await listWaiting(payee.partnerId, payee.clientId, undefined)).items;
+    const { batch, deadRun } = await deadRunsBuild(payee, 3);
+
+    // Act: the run, unaware, reserves all 8
+    const reserved = await store.reserveLines(batch, all, deadRun);
+
+    // Assert
+    expect(reserved.map((line) => line.svcTxId)).toEqual(all.map((line) => line.svcTxId));
   }, 120_000);
 });
 

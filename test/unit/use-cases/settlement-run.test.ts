@@ -78,6 +78,10 @@ interface Script {
   startBuild?: (batch: SettlementBatch) => void;
   /** `listWaiting` says more waits than it read (its limit). */
   moreWaiting?: boolean;
+  /** Discards run out of time: the build's lines stay reserved, `unfinished`. */
+  discardUnfinished?: boolean;
+  /** `listWaiting` read only the oldest part of this client's group (EUR). */
+  partialGroup?: string;
   /** The continuation queue refuses the message. */
   continuationFails?: boolean;
 }
@@ -134,7 +138,12 @@ class FakeSettlementStore implements SettlementStore {
     this.cutoffs.push(cutoff);
     const items = this.waiting[partnerId];
     if (items === undefined) throw new Error(`listing ${partnerId} failed`);
-    return { items: items.filter((item) => !this.reservedBy.has(lineId(item)) && (clientId === undefined || item.clientId === clientId)), withoutFees: [], more: this.script.moreWaiting === true };
+    return {
+      items: items.filter((item) => !this.reservedBy.has(lineId(item)) && (clientId === undefined || item.clientId === clientId)),
+      withoutFees: [],
+      more: this.script.moreWaiting === true,
+      partialGroup: this.script.partialGroup === undefined ? undefined : { clientId: this.script.partialGroup, currency: currencyCode('EUR') },
+    };
   }
 
   /** Waiting, and reserved by a build not committed (its lines wait until it commits), as the store counts them. */
@@ -156,11 +165,12 @@ class FakeSettlementStore implements SettlementStore {
     this.builds.set(batch.id, { batch, runId, status: 'building', discardedAt: null, forgotten: false, lines: [] });
   }
 
-  async reserveLines(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdAt'>, lines: readonly SettlementItem[]): Promise<SettlementItem[]> {
+  async reserveLines(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdAt'>, lines: readonly SettlementItem[], runId: string): Promise<SettlementItem[]> {
     const build = this.builds.get(batch.id);
     this.calls.push(`reserveLines ${batch.id} ${lines.length}`);
     this.script.beforeReserve?.(build?.batch ?? (batch as SettlementBatch), ++this.reserves, this);
-    if (build?.status !== 'building') throw new Error(`reserving lines for ${batch.id}, which is not building`);
+    // As the store's check in every reservation: nothing goes into a build that is no longer this run's.
+    if (build?.status !== 'building' || build.runId !== runId) return [];
     const reserved: SettlementItem[] = [];
     for (const item of lines) {
       if (this.script.takenByAnotherRun?.(item) === true && !this.reservedBy.has(lineId(item))) this.reservedBy.set(lineId(item), 'another-run');
@@ -190,12 +200,13 @@ class FakeSettlementStore implements SettlementStore {
       .map(({ batch, status, discardedAt }) => ({ id: batch.id, partnerId: batch.partnerId, clientId: batch.clientId, currency: batch.currency, status: status as BuildRecord['status'], discardedAt }));
   }
 
-  async discardBuild(build: Pick<BuildRecord, 'id' | 'partnerId'>, now: string): Promise<'discarded' | 'committed'> {
+  async discardBuild(build: Pick<BuildRecord, 'id' | 'partnerId'>, now: string): Promise<'discarded' | 'committed' | 'unfinished'> {
     this.calls.push(`discardBuild ${build.id}`);
     const stored = this.builds.get(build.id);
     if (stored === undefined) throw new Error(`no build ${build.id}`);
     if (stored.status === 'pending') return 'committed';
     Object.assign(stored, { status: 'discarded', runId: null, discardedAt: stored.discardedAt ?? now });
+    if (this.script.discardUnfinished === true) return 'unfinished';
     for (const [id, holder] of this.reservedBy) if (holder === build.id) this.reservedBy.delete(id);
     return 'discarded';
   }
@@ -518,6 +529,19 @@ describe('runSettlement', () => {
     expect(store.callsOf('startBuild')).toEqual([]);
   });
 
+  it('settles no part of a group whose old build it could not discard in its time, and goes on by itself', async () => {
+    // Arrange: shop-1's build holds svc_tx_1 and its discard runs out of time; svc_tx_3 of shop-1 and svc_tx_2 of shop-2 wait
+    const { deps, store, continued } = depsWith({ ptr_a: [line(1, 'shop-1'), line(2, 'shop-2'), line(3, 'shop-1')] }, { discardUnfinished: true });
+    store.leaveBuild({ id: 'stale_1', partnerId: 'ptr_a', clientId: 'shop-1', currency: currencyCode('EUR') }, [line(1, 'shop-1')], 'building');
+    store.leases.set('ptr_a/shop-1/EUR', { runId: 'crashed-run', expiresAt: new Date(NOW.getTime() - 1).toISOString() });
+
+    const run = await settle(deps, { partnerId: 'ptr_a' });
+
+    expect(run.batches.map((batch) => [batch.clientId, batch.transactionIds])).toEqual([['shop-2', ['svc_tx_2']]]);
+    expect(run.continuing).toBe(true);
+    expect(continued).toHaveLength(1);
+  });
+
   it('discards the builds that runs cut off left, before reading what waits, so their lines are settled by this run; a group a live run holds is left alone', async () => {
     // Arrange: a build left building on shop-1 with svc_tx_1 reserved (its run died, its lease lapsed); another on
     // shop-2 with svc_tx_2, whose group a live run still holds.
@@ -573,6 +597,42 @@ describe('runSettlement', () => {
     expect(created.map((batch) => [batch.clientId, batch.transactionIds])).toEqual([['shop-1', ['svc_tx_1']]]);
     expect(store.callsOf('discardBuild')).toEqual([]);
     expect(store.builds.get('stale_2')?.status).toBe('building');
+  });
+});
+
+describe('a run`s answer', () => {
+  it('stays under 4 MB when groups built side by side each make a large batch: it starts no batch its answer has no room for, and goes on by itself', async () => {
+    // Arrange: 8 merchants, each 3,000 lines shown as adjustments (about 1.2 MB of answer each), built 8 at once
+    const waiting = Array.from({ length: 8 }, (_, m) => Array.from({ length: 3_000 }, (_, i) => ({ ...line(m * 10_000 + i, `shop-${m}`), settlesTransaction: false }))).flat();
+    const { deps, continued } = depsWith({ ptr_a: waiting });
+
+    const run = await settle(deps, { partnerId: 'ptr_a' });
+
+    // Assert: 3 batches (1.2 + 1.2 + 1.2 MB; a fourth would pass 4 MB), the rest continued
+    expect(run.batches).toHaveLength(3);
+    expect(run.batches.reduce((sum, batch) => sum + JSON.stringify(batch).length, 0)).toBeLessThan(6_000_000);
+    expect(run.continuing).toBe(true);
+    expect(continued).toHaveLength(1);
+  });
+});
+
+describe('a run that read only part of what waits', () => {
+  it('makes every batch of a group it read whole, when the read stopped in a group after it (left out whole)', async () => {
+    const { deps } = depsWith({ ptr_a: sales(1, 15_000, 'shop-1') }, { moreWaiting: true });
+
+    const run = await settle(deps, { partnerId: 'ptr_a' });
+
+    expect(run.batches.map((batch) => `${batch.clientId} ${batch.transactionIds.length}`)).toEqual(['shop-1 10000', 'shop-1 5000']);
+    expect(run.continuing).toBe(true);
+  });
+
+  it('makes only the full batches of the one group it read part of', async () => {
+    const { deps } = depsWith({ ptr_a: sales(1, 12_000, 'shop-2') }, { moreWaiting: true, partialGroup: 'shop-2' });
+
+    const run = await settle(deps, { partnerId: 'ptr_a' });
+
+    expect(run.batches.map((batch) => `${batch.clientId} ${batch.transactionIds.length}`)).toEqual(['shop-2 10000']);
+    expect(run.continuing).toBe(true);
   });
 });
 
