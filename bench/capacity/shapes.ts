@@ -89,6 +89,8 @@ export const SHAPES: Shape[] = [
   shape('table', keys.settlementBatch(ID).pk, 'item'),
   // A group's lease: one merchant's (its client and currency are the id's part).
   shape('table', keys.settlementGroup(P, ID, '').pk.slice(0, -1), 'client', 1, 'SETTLEGROUP#<partner>#<client>#<currency>'),
+  // A run scope's continuation waiting to run: a partner's, or every partner's (the schedule's).
+  shape('table', keys.settlementContinuation(ID).pk, 'partner'),
   // gsi1: newest first per owner
   shape('gsi1', keys.allPartners, 'platform'),
   shape('gsi1', keys.apiKeysOf(P), 'partner'),

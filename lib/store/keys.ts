@@ -316,6 +316,8 @@ export const keys = {
   /** The lease that lets one run at a time build a group's batches (partner, client, currency). */
   settlementGroup: (partnerId: string, clientId: string, currency: string): TableKey => ({ pk: `SETTLEGROUP#${partnerId}#${clientId}#${currency}`, sk: 'GROUP' }),
   /** gsi1 partition of a partner's batches; gsi2 partition of all batches. */
+  /** A run scope's continuation waiting to run (at most one at a time): the scope as JSON, `[partner|null, client|null]`. */
+  settlementContinuation: (scope: string): TableKey => ({ pk: `SETTLECONT#${scope}`, sk: 'PENDING' }),
   settlementBatchesOf: (partnerId: string) => `BATCHES#${partnerId}`,
   allSettlementBatches: 'BATCHES',
   settlementBuildIndex: (partnerId: string, batchId: string, createdAt: string): IndexKeys => ({

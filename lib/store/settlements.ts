@@ -22,11 +22,11 @@ import { type BatchFilters, type BatchStatus, contentsOf, type SettlementBatch, 
 import { timeLeftMs } from '../deadline';
 import { inPool } from '../pool';
 import { batchGetAll } from './batch-get';
-import type { BuildRecord, GroupKey, PayoutClaim, PayoutRecord } from '../use-cases/ports/settlement-store';
+import type { BuildRecord, GroupKey, PayoutClaim, PayoutRecord, RunContinuation } from '../use-cases/ports/settlement-store';
 import { putAuditEvent } from './audit-events';
 import { cancelledItem, failedConditions, failedItem, isConditionFailure, writeIfCondition } from './conditions';
 import { documentClient, KeysLeftUnprocessed, tableName } from './dynamo';
-import { keys } from './keys';
+import { keys, type TableKey } from './keys';
 import { entryTableKey, SALE_KEY } from './ledger-entries';
 import { type Page, queryPage, statusFilter } from './paging';
 import { queryAll, queryPages } from './query-all';
@@ -432,6 +432,31 @@ export async function releaseGroup(group: GroupKey, runId: string): Promise<void
     documentClient.send(
       new UpdateCommand({ TableName: tableName, Key: groupKey(group), UpdateExpression: 'REMOVE lease', ConditionExpression: 'lease.runId = :runId', ExpressionAttributeValues: { ':runId': runId } }),
     ),
+  );
+}
+
+/** The marker of a scope's continuation waiting to run. */
+const continuationKey = (scope: RunContinuation['scope']): TableKey => keys.settlementContinuation(JSON.stringify([scope.partnerId ?? null, scope.clientId ?? null]));
+
+/** Marks a continuation of `scope` as waiting to run until `until`: `false` when one already is (and has not lapsed). */
+export function markContinuationPending(scope: RunContinuation['scope'], until: string, now: string): Promise<boolean> {
+  return writeIfCondition(
+    documentClient.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...continuationKey(scope), entity: 'settlementContinuation', until },
+        ConditionExpression: 'attribute_not_exists(pk) OR #until < :now',
+        ExpressionAttributeNames: { '#until': 'until' },
+        ExpressionAttributeValues: { ':now': now },
+      }),
+    ),
+  );
+}
+
+/** Clears a scope's marker (lapsed at once: the settlement functions delete nothing): its continuation has started, or was never sent. */
+export async function clearContinuationPending(scope: RunContinuation['scope']): Promise<void> {
+  await documentClient.send(
+    new UpdateCommand({ TableName: tableName, Key: continuationKey(scope), UpdateExpression: 'SET #until = :lapsed, entity = :entity', ExpressionAttributeNames: { '#until': 'until' }, ExpressionAttributeValues: { ':lapsed': '', ':entity': 'settlementContinuation' } }),
   );
 }
 

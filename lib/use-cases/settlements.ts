@@ -161,6 +161,8 @@ export async function runSettlement(deps: SettlementDeps, scope: RunScope): Prom
  */
 export async function settle(deps: SettlementDeps, scope: RunScope, continuation?: ContinuationOf): Promise<SettlementRun> {
   const now = deps.now();
+  // A continuation running: the next run of its scope that cannot finish may send another.
+  if (continuation !== undefined) await deps.continuations.started(scope);
   const state: RunState = { runId: randomUUID(), cutoff: continuation?.cutoff ?? cutoffOf(deps.cutoff, now), now, answerBytes: 0, linesBuilding: 0, unfinished: false };
   const created: SettlementBatch[] = [];
   const owing: OwingGroup[] = [];
@@ -199,8 +201,9 @@ export async function settle(deps: SettlementDeps, scope: RunScope, continuation
     return { batches: created, continuing: false };
   }
   try {
-    await deps.continuations.continueRun({ scope, cutoff: state.cutoff, attempt });
-    countMetric('SettlementRunsContinued');
+    // Already one waiting to run for this scope: it settles the rest (a caller repeating its runs queues no more).
+    const sent = await deps.continuations.continueRun({ scope, cutoff: state.cutoff, attempt });
+    countMetric(sent === 'sent' ? 'SettlementRunsContinued' : 'SettlementContinuationsAlreadyPending');
     return { batches: created, continuing: true };
   } catch (error) {
     // What is left waits for the next run, as before continuations.

@@ -3,6 +3,7 @@
  * with its intent, then the processor's signed event through the local API), and the sandbox rails' records.
  */
 import { randomUUID } from 'node:crypto';
+import type { RunContinuation, SettlementContinuations } from '../../lib/use-cases/ports/settlement-store';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../../lib/config';
 import { computeFees } from '../../lib/domain/fees';
@@ -151,3 +152,12 @@ export async function seedWaitingTransactions(
   );
   return transactions;
 }
+
+/** A continuation queue that keeps what is sent to it in `sent` (every continuation is sent: none is ever pending). */
+export const keepingContinuations = (sent: RunContinuation[]): SettlementContinuations => ({
+  continueRun: async (next) => {
+    sent.push(next);
+    return 'sent';
+  },
+  started: async () => undefined,
+});

@@ -118,6 +118,12 @@ export interface RunContinuation {
 }
 
 export interface SettlementContinuations {
-  /** Sends what a run left to the worker that continues it (a queue message). */
-  continueRun(next: RunContinuation): Promise<void>;
+  /**
+   * Sends what a run left to the worker that continues it (a queue message), unless a continuation of the same scope
+   * is already waiting to run (`pending`: that one settles the rest), so that a caller repeating its runs cannot fill
+   * the queue.
+   */
+  continueRun(next: RunContinuation): Promise<'sent' | 'pending'>;
+  /** A continuation of `scope` has started: the next run of that scope that cannot finish may send another. */
+  started(scope: RunContinuation['scope']): Promise<void>;
 }

@@ -28,7 +28,7 @@ import { batchReportFor, runSettlement, settle, type SettlementDeps } from '../.
 import type { RunContinuation } from '../../../lib/use-cases/ports/settlement-store';
 import { createHandler as createContinuationHandler } from '../../../functions/settlement-continuation';
 import { usePartnerSuite } from '../../support/api';
-import { seedWaitingPayments } from '../../support/settlement';
+import { keepingContinuations, seedWaitingPayments } from '../../support/settlement';
 
 const suite = usePartnerSuite();
 
@@ -244,6 +244,21 @@ describe('a payout while a batch builds', () => {
 });
 
 describe('a run that cannot finish in its time goes on by itself', () => {
+  it('queues one continuation per scope at a time: another run of the scope sends none until it has started (or lapsed)', async () => {
+    const scope = { partnerId: `ptr_${randomUUID()}` };
+    const now = new Date();
+    const later = (ms: number) => new Date(now.getTime() + ms).toISOString();
+
+    expect(await store.markContinuationPending(scope, later(60_000), now.toISOString())).toBe(true);
+    expect(await store.markContinuationPending(scope, later(60_000), later(1_000))).toBe(false);
+    expect(await store.markContinuationPending({ ...scope, clientId: 'shop-1' }, later(60_000), now.toISOString())).toBe(true);
+    // Lapsed (a continuation lost): the scope may send again
+    expect(await store.markContinuationPending(scope, later(120_000), later(61_000))).toBe(true);
+    // Started: another may be sent at once
+    await store.clearContinuationPending(scope);
+    expect(await store.markContinuationPending(scope, later(60_000), now.toISOString())).toBe(true);
+  }, 60_000);
+
   it('sends what it left as a continuation, which the continuation function settles with the same cutoff: every payment in a batch, none twice', async () => {
     const payee = await freshMerchant();
     const ids = await seedWaitingPayments(payee, 12);
@@ -252,7 +267,7 @@ describe('a run that cannot finish in its time goes on by itself', () => {
     const deps: SettlementDeps = {
       ...settlementDeps,
       settlements: { ...settlementDeps.settlements, listWaiting: (partnerId, client, cutoff) => listWaiting(partnerId, client, cutoff, 5) },
-      continuations: { continueRun: async (next) => void sent.push(next) },
+      continuations: keepingContinuations(sent),
     };
 
     const run = await settle(deps, { partnerId: payee.partnerId });

@@ -17,7 +17,7 @@ import { payBatch } from '../../../lib/use-cases/settlement-payouts';
 import { runSettlement, type SettlementDeps } from '../../../lib/use-cases/settlements';
 import { usePartnerSuite } from '../../support/api';
 import { answerLost } from '../../support/rail-faults';
-import { railTransfers, transactionIn, yesterday } from '../../support/settlement';
+import { keepingContinuations, railTransfers, transactionIn, yesterday } from '../../support/settlement';
 
 /** Each test brings its transactions to `succeeded` through the processor webhook, and runs with the rest of the suite. */
 const TEST_TIMEOUT_MS = 60_000;
@@ -132,7 +132,7 @@ const continued: RunContinuation[] = [];
 
 const onlyPartners = (partnerIds: string[]): SettlementDeps => ({
   ...settlementDeps,
-  continuations: { continueRun: async (next) => void continued.push(next) },
+  continuations: keepingContinuations(continued),
   partners: {
     ...settlementDeps.partners,
     allPartnerIds: async function* () {

@@ -252,7 +252,9 @@ function depsWith(waiting: Record<string, SettlementItem[]>, script: Script = {}
       continueRun: async (next: RunContinuation) => {
         if (script.continuationFails === true) throw new Error('the queue is down');
         continued.push(next);
+        return 'sent' as const;
       },
+      started: async (scope: RunContinuation['scope']) => void store.calls.push(`continuationStarted ${JSON.stringify(scope)}`),
     },
     partners: {
       allPartnerIds: async function* () {
@@ -637,6 +639,17 @@ describe('a run that read only part of what waits', () => {
 });
 
 describe('a run that cannot finish goes on by itself', () => {
+  it('answers continuing when a continuation of its scope is already waiting to run, and a continuation frees its scope as it starts', async () => {
+    const { deps, store } = depsWith({ ptr_a: [line(1)] }, { moreWaiting: true });
+    const pending = { ...deps, continuations: { ...deps.continuations, continueRun: async () => 'pending' as const } };
+
+    const run = await settle(pending, { partnerId: 'ptr_a' });
+    await settle(deps, { partnerId: 'ptr_a' }, { cutoff: NOW.toISOString(), attempt: 1 });
+
+    expect(run.continuing).toBe(true);
+    expect(store.calls.filter((call) => call.startsWith('continuationStarted'))).toEqual(['continuationStarted {"partnerId":"ptr_a"}']);
+  });
+
   it('sends a continuation with its scope and cutoff when more waits than it read, and answers what it made with continuing true', async () => {
     const { deps, continued } = depsWith({ ptr_a: [line(1), line(2)] }, { moreWaiting: true });
 
