@@ -311,6 +311,11 @@ export const keys = {
   batchChunk: (batchId: string, kind: 'ADJ' | 'IDS' | 'LINES', n: number): TableKey => ({ pk: `BATCH#${batchId}`, sk: `${kind}#${String(n).padStart(5, '0')}` }),
   /** gsi3 partition of the lines a building batch has reserved: out of the waiting index, not yet in a visible batch. */
   settlementBuildPartition: (batchId: string) => `BUILD#${batchId}`,
+  /**
+   * A building batch's status, copied once per reservation worker (`XBUILD#<n>`, outside its content chunks' range):
+   * each worker's transactions check their own copy, since two transactions holding one item at once conflict.
+   */
+  settlementBuildCheck: (batchId: string, copy: number): TableKey => ({ pk: `BATCH#${batchId}`, sk: `XBUILD#${copy}` }),
   /** gsi1 partition of a partner's batches still building or discarded (not yet released): the next run finds them here. */
   settlementBuildsOf: (partnerId: string) => `BUILDS#${partnerId}`,
   /** The lease that lets one run at a time build a group's batches (partner, client, currency). */

@@ -108,16 +108,24 @@ const isVisible = (status: unknown) => status !== 'building' && status !== 'disc
  */
 export async function startBuild(batch: SettlementBatch, runId: string): Promise<void> {
   const { transactionIds: _ids, adjustments: _adjustments, ...record } = batch;
-  await documentClient.send(
-    new PutCommand({
-      TableName: tableName,
-      Item: { ...keys.settlementBatch(batch.id), ...keys.settlementBuildIndex(batch.partnerId, batch.id, batch.createdAt), entity: 'settlementBatch', ...record, status: 'building', build: { runId } },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  await transactWrite([
+    {
+      Put: {
+        TableName: tableName,
+        Item: { ...keys.settlementBatch(batch.id), ...keys.settlementBuildIndex(batch.partnerId, batch.id, batch.createdAt), entity: 'settlementBatch', ...record, status: 'building', build: { runId } },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    ...Array.from({ length: RESERVE_CONCURRENCY }, (_, copy) => ({
+      Put: { TableName: tableName, Item: { ...keys.settlementBuildCheck(batch.id, copy), entity: 'settlementBuildCheck', status: 'building', runId } },
+    })),
+  ]);
 }
 
-/** Lines reserved per transaction (DynamoDB's limit is 100 items, one is the build's check), transactions in flight, and tries of a slice. */
+/**
+ * Lines reserved per transaction (DynamoDB's limit is 100 items, one is the build's check), reservation workers (each
+ * with its own copy of the build's status to check: `keys.settlementBuildCheck`), and tries of a slice.
+ */
 const RESERVE_PER_WRITE = 99;
 const RESERVE_CONCURRENCY = 4;
 const RESERVE_TRIES = 5;
@@ -155,11 +163,11 @@ function reservation(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdA
  * its lease (frozen mid-build, say) and came back cannot reserve into a build another run has discarded since, or
  * forgotten: those lines would be in no batch and never back in the waiting index.
  */
-const buildStillMine = (batchId: string, runId: string): TransactItem => ({
+const buildStillMine = (batchId: string, runId: string, copy: number): TransactItem => ({
   ConditionCheck: {
     TableName: tableName,
-    Key: keys.settlementBatch(batchId),
-    ConditionExpression: '#status = :building AND build.runId = :runId',
+    Key: keys.settlementBuildCheck(batchId, copy),
+    ConditionExpression: '#status = :building AND runId = :runId',
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: { ':building': 'building', ':runId': runId },
   },
@@ -182,31 +190,43 @@ const buildStillMine = (batchId: string, runId: string): TransactItem => ({
  */
 export async function reserveLines(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdAt'>, lines: readonly SettlementItem[], runId: string): Promise<SettlementItem[]> {
   const slices = Array.from({ length: Math.ceil(lines.length / RESERVE_PER_WRITE) }, (_, n) => lines.slice(n * RESERVE_PER_WRITE, (n + 1) * RESERVE_PER_WRITE));
-  const check = buildStillMine(batch.id, runId);
-  const reserved = await inPool(slices, RESERVE_CONCURRENCY, async (slice) => {
+  /** A slice's lines reserved, or `lost`: the build is no longer this run's, and nothing more goes into it. */
+  const reserveSlice = async (slice: readonly SettlementItem[], check: TransactItem): Promise<SettlementItem[] | 'lost'> => {
     let left = slice;
     for (let tries = 1; left.length > 0 && tries <= RESERVE_TRIES; tries++) {
       try {
         await transactWrite([check, ...left.map((line) => reservation(batch, line))]);
-        return left;
+        return [...left];
       } catch (error) {
         const failed = new Set(failedConditions(error));
-        // The build is no longer this run's: nothing more is reserved into it.
-        if (failed.has(0)) return [];
+        if (failed.has(0)) return 'lost';
         if (failed.size > 0) left = left.filter((_, i) => !failed.has(i + 1));
         else if (!isConflictOnly(error)) throw error;
         else await sleep(20 * tries);
       }
     }
     return left.length === 0 ? [] : reserveOneByOne(batch, left, check);
-  });
+  };
+  // Worker w takes slices w, w + 4, ... one after another, checking its own copy of the build's status.
+  const reserved = await Promise.all(
+    Array.from({ length: RESERVE_CONCURRENCY }, async (_, worker) => {
+      const check = buildStillMine(batch.id, runId, worker);
+      const mine: SettlementItem[] = [];
+      for (let n = worker; n < slices.length; n += RESERVE_CONCURRENCY) {
+        const got = await reserveSlice(slices[n] as SettlementItem[], check);
+        if (got === 'lost') break;
+        mine.push(...got);
+      }
+      return mine;
+    }),
+  );
   const taken = new Set(reserved.flat());
   for (const line of await reservedAfterAll(batch.id, lines.filter((line) => !taken.has(line)))) taken.add(line);
   return lines.filter((line) => taken.has(line));
 }
 
 /** The lines of a slice that other writes kept cancelling, one conditional update each (with the build's check). */
-async function reserveOneByOne(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdAt'>, lines: readonly SettlementItem[], check: TransactItem): Promise<SettlementItem[]> {
+async function reserveOneByOne(batch: Pick<SettlementBatch, 'id' | 'partnerId' | 'createdAt'>, lines: readonly SettlementItem[], check: TransactItem): Promise<SettlementItem[] | 'lost'> {
   const reserved: SettlementItem[] = [];
   for (const line of lines) {
     try {
@@ -214,7 +234,7 @@ async function reserveOneByOne(batch: Pick<SettlementBatch, 'id' | 'partnerId' |
       reserved.push(line);
     } catch (error) {
       const failed = failedConditions(error);
-      if (failed.includes(0)) break;
+      if (failed.includes(0)) return 'lost';
       // Its condition failed (taken or changed), or an event's transaction on the line's item right now: it changes
       // the line, so it is left for the next run.
       if (failed.length === 0 && !isConflictOnly(error)) throw error;
@@ -345,18 +365,34 @@ export async function listBuilds(partnerId: string): Promise<BuildRecord[]> {
  * until {@link forgetBuild}, so that a line a lapsed run reserved after the release is released by the next discard.
  */
 export async function discardBuild(build: Pick<BuildRecord, 'id' | 'partnerId'>, now: string): Promise<'discarded' | 'committed' | 'unfinished'> {
-  const marked = await writeIfCondition(
-    documentClient.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: keys.settlementBatch(build.id),
-        UpdateExpression: 'SET #status = :discarded, discardedAt = if_not_exists(discardedAt, :now), updatedAt = :now REMOVE build',
-        ConditionExpression: '#status IN (:building, :discarded)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':discarded': 'discarded', ':building': 'building', ':now': now },
-      }),
-    ),
-  );
+  // The record and every copy of its status at once: from here no reservation goes into it.
+  let marked = true;
+  try {
+    await transactWrite([
+      {
+        Update: {
+          TableName: tableName,
+          Key: keys.settlementBatch(build.id),
+          UpdateExpression: 'SET #status = :discarded, discardedAt = if_not_exists(discardedAt, :now), updatedAt = :now REMOVE build',
+          ConditionExpression: '#status IN (:building, :discarded)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':discarded': 'discarded', ':building': 'building', ':now': now },
+        },
+      },
+      ...Array.from({ length: RESERVE_CONCURRENCY }, (_, copy) => ({
+        Update: {
+          TableName: tableName,
+          Key: keys.settlementBuildCheck(build.id, copy),
+          UpdateExpression: 'SET #status = :discarded, entity = :entity',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':discarded': 'discarded', ':entity': 'settlementBuildCheck' },
+        },
+      })),
+    ]);
+  } catch (error) {
+    if (!failedConditions(error).includes(0)) throw error;
+    marked = false;
+  }
   if (!marked) return 'committed';
   const reserved = queryPages({
     TableName: tableName,
