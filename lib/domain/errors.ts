@@ -88,7 +88,7 @@ export const errors = {
   batchAlreadyPaid: () => new ServiceError(409, 'BATCH_ALREADY_PAID', 'The settlement batch has already been paid'),
   /** decisions.md §5a: no payout while the merchant owes (its waiting reversals exceed its waiting sales). */
   clientOwes: () =>
-    new ServiceError(409, 'CLIENT_OWES', 'The merchant owes money in this currency (see GET /balances): the batch is held until its sales cover it'),
+    new ServiceError(409, 'CLIENT_OWES', 'The merchant owes more in this currency than this batch pays (see GET /balances): the batch is held until its sales cover the difference'),
   webhookEndpointLimitReached: (max: number) =>
     new ServiceError(409, 'WEBHOOK_ENDPOINT_LIMIT_REACHED', `A partner has at most ${max} webhook endpoints: delete one first`),
   webhookEndpointDeleted: () =>

@@ -64,7 +64,7 @@ export async function listBalancesFor(deps: BalanceDeps, caller: Caller, partner
   assertActsFor(caller, partnerId);
   const owner = caller.kind === 'partner' ? caller.partner.partnerId : partnerId;
   if (owner === undefined) throw fieldValidationError('partner_id', 'A platform key names the partner whose balances it reads', 'partner_id is required');
-  if (caller.kind === 'admin' && (await deps.partners.getPartner(owner)) === undefined) throw errors.partnerNotFound();
+  if (caller.kind !== 'partner' && (await deps.partners.getPartner(owner)) === undefined) throw errors.partnerNotFound();
   const page = await deps.balances.listBalances(owner, filters);
   return { items: page.items.map(balanceOf), nextCursor: page.nextCursor };
 }

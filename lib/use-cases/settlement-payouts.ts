@@ -109,16 +109,23 @@ async function assertPayeeCanBePaid(deps: SettlementDeps, batch: SettlementBatch
 }
 
 /**
- * No payout while the merchant owes (decisions.md §5a): a batch made while its group was owed money, and a refund or
- * dispute since that leaves the merchant's waiting entries (in the batch's currency) netting below zero, is held
- * (the claim given back, 409 CLIENT_OWES) until later sales cover what it owes. The same sum `GET /balances` shows,
- * read now: the waiting entries, and the lines a run building a batch holds reserved (a reversal reserved before the
- * sales that cover it must not make the merchant look paid up for a moment).
+ * No payout while the merchant owes more than it has earned (decisions.md §5a): a batch made while its merchant was
+ * owed money, and a refund or dispute since that leaves the merchant's waiting entries (in the batch's currency)
+ * netting below zero by more than this batch pays, is held (the claim given back, 409 CLIENT_OWES) until later sales
+ * cover the difference. A batch that pays more than the merchant owes is paid: holding all of it for a smaller debt
+ * would keep a merchant that stops trading from its money for ever (the debt stays owed, shown by `GET /balances`,
+ * and is taken from its next sales). What it owes is read as `GET /balances` reads it: the waiting entries and the
+ * lines a run building a batch holds reserved, each once.
  */
 async function assertClientDoesNotOwe(deps: SettlementDeps, batch: SettlementBatch, claimId: string): Promise<void> {
   const owedMinor = await deps.settlements.owedMinor(batch);
   if (owedMinor === 0) return;
-  logger.warn('Payout held: the merchant owes', { batchId: batch.id, owedMinor });
+  if (owedMinor <= batch.totals.netMinor) {
+    logger.info('Payout made while the merchant owes less than the batch pays: the debt is taken from its next sales', { batchId: batch.id, owedMinor });
+    countMetric('SettlementPayoutsWhileOwing');
+    return;
+  }
+  logger.warn('Payout held: the merchant owes more than the batch pays', { batchId: batch.id, owedMinor });
   countMetric('SettlementPayoutsHeldForDebt');
   await deps.settlements.releasePayoutClaim(batch, claimId, deps.now().toISOString());
   throw errors.clientOwes();

@@ -42,7 +42,7 @@ export const adminListSettlementsDoc: RouteDoc = {
   responses: {
     200: { description: 'One page of settlement batches, newest first', schema: SettlementBatchPage },
   },
-  errors: [],
+  errors: ['PARTNER_NOT_FOUND'],
 };
 
 export const adminRunSettlementDoc: RouteDoc = {

@@ -44,7 +44,7 @@ export const listSettlementsDoc: RouteDoc = {
   responses: {
     200: { description: 'One page of settlement batches, newest first', schema: SettlementBatchPage },
   },
-  errors: [],
+  errors: ['PARTNER_NOT_FOUND'],
 };
 
 export const payBatchDoc: RouteDoc = {
@@ -59,9 +59,10 @@ export const payBatchDoc: RouteDoc = {
     A partner key pays its own partner's batches only (another partner's is 404 BATCH_NOT_FOUND); a platform key pays
     any. A \`sent\` batch is 409 BATCH_ALREADY_PAID; a pay of the batch already running is 409 BATCH_PAYOUT_IN_PROGRESS.
     No payout goes to a partner that is not active or whose KYC is not approved, nor to a merchant that is not active
-    (403; the batch stays payable once reinstated), nor to a merchant that owes money in the batch's currency since the
-    batch was made (409 CLIENT_OWES: a refund or dispute left its waiting entries below zero; the batch is payable once
-    later sales cover it). When the rail refuses the payout or its outcome is unknown the answer is 502 PAYOUT_FAILED
+    (403; the batch stays payable once reinstated), nor to a merchant that owes more in the batch's currency than the
+    batch pays (409 CLIENT_OWES: refunds or disputes since the batch was made left its waiting entries below zero by
+    more than its \`totalNet\`; the batch is payable once later sales cover the difference). A batch that pays more
+    than the merchant owes is paid; the debt stays owed (\`GET /balances\`) until later sales cover it. When the rail refuses the payout or its outcome is unknown the answer is 502 PAYOUT_FAILED
     and the batch is \`failed\` with a \`failureReason\`: pay it again, which is safe (a payout already made is found at
     the rail, never repeated).
   `,
@@ -107,5 +108,5 @@ export const listBalancesDoc: RouteDoc = {
   responses: {
     200: { description: 'One page of balances', schema: BalancePage },
   },
-  errors: [],
+  errors: ['PARTNER_NOT_FOUND'],
 };

@@ -12,7 +12,6 @@ import { contentsOf, railFor, type SettlementBatch, totalsOf } from '../../../li
 import type { Caller } from '../../../lib/domain/caller';
 import { ServiceError } from '../../../lib/domain/errors';
 import type { LedgerEntry } from '../../../lib/domain/ledger';
-import { currencyCode } from '../../../lib/domain/money';
 import { listBalances, owedMinor } from '../../../lib/store/balances';
 import { documentClient, tableName } from '../../../lib/store/dynamo';
 import { keys } from '../../../lib/store/keys';
@@ -28,7 +27,7 @@ import { batchReportFor, runSettlement, settle, type SettlementDeps } from '../.
 import type { RunContinuation } from '../../../lib/use-cases/ports/settlement-store';
 import { createHandler as createContinuationHandler } from '../../../functions/settlement-continuation';
 import { usePartnerSuite } from '../../support/api';
-import { keepingContinuations, seedWaitingPayments } from '../../support/settlement';
+import { keepingContinuations, railTransfers, seedWaitingPayments } from '../../support/settlement';
 
 const suite = usePartnerSuite();
 
@@ -39,6 +38,29 @@ async function freshMerchant() {
 }
 
 const statusOf = async (svcTxId: string) => (await withSettlementStatus([(await getTransaction(svcTxId))!]))[0]?.settlementStatus;
+
+/** A chargeback entry of a payment (its gross and net as given), written waiting as the processor event's would be. */
+async function chargeback(svcTxId: string, grossMinor: number, netMinor: number): Promise<void> {
+  const sale = (await getTransaction(svcTxId))!;
+  const entry: LedgerEntry = {
+    type: 'chargeback',
+    key: `chargeback#dp_${randomUUID().slice(0, 8)}`,
+    cause: 'dp_test',
+    svcTxId,
+    partnerId: sale.partnerId,
+    clientId: sale.clientId,
+    partnerReference: sale.partnerReference,
+    currency: sale.currency,
+    txCreatedAt: sale.createdAt,
+    createdAt: new Date().toISOString(),
+    grossMinor,
+    processorFeeMinor: 0,
+    platformFeeMinor: 0,
+    svcEarningMinor: 0,
+    netMinor,
+  };
+  await documentClient.send(new PutCommand({ TableName: tableName, Item: entryItem(entry) }));
+}
 
 /**
  * A build left by a run that died: its lease already lapsed, its record `building`, `reserve` of its lines reserved
@@ -196,6 +218,26 @@ describe('reservations', () => {
   }, 120_000);
 });
 
+describe('a payout while the merchant owes', () => {
+  it('pays a batch that pays more than the merchant owes: the debt stays owed (one that pays less is held: below and in ledger.test.ts)', async () => {
+    // Arrange: a batch of 3 payments (about 29.00 net), then a 10.00 chargeback of one of them: owed 10.00
+    const payee = await freshMerchant();
+    const [first] = await seedWaitingPayments(payee, 3);
+    const [batch] = await runSettlement(settlementDeps, { partnerId: payee.partnerId });
+    await chargeback(first!, -1_000, -1_000);
+    const caller: Caller = { kind: 'partner', keyId: 'key_test', partner: (await getPartner(payee.partnerId))! };
+
+    // Act
+    const paid = await payBatch(settlementDeps, caller, batch!.id);
+
+    // Assert: paid; the 10.00 still owed
+    expect(batch!.totals.netMinor).toBeGreaterThan(1_000);
+    expect(paid).toMatchObject({ status: 'sent' });
+    expect(await owedMinor({ ...payee, currency: 'EUR' })).toBe(1_000);
+    expect(await railTransfers('a', batch!.id)).toEqual([expect.objectContaining({ status: 'paid', amount: batch!.totals.netMinor / 100 })]);
+  }, 120_000);
+});
+
 describe('a payout while a batch builds', () => {
   it('is held while the merchant owes, even when the build has reserved the reversal and not yet the sales that cover it', async () => {
     // Arrange: a batch of 3 payments (not paid), then a 50.00 dispute on a payment settled in it (with its 15.00 fee):
@@ -203,25 +245,7 @@ describe('a payout while a batch builds', () => {
     const payee = await freshMerchant();
     const [disputed] = await seedWaitingPayments(payee, 3);
     const [batch] = await runSettlement(settlementDeps, { partnerId: payee.partnerId });
-    const sale = (await getTransaction(disputed!))!;
-    const entry: LedgerEntry = {
-      type: 'chargeback',
-      key: `chargeback#dp_${randomUUID().slice(0, 8)}`,
-      cause: 'dp_test',
-      svcTxId: sale.svcTxId,
-      partnerId: payee.partnerId,
-      clientId: payee.clientId,
-      partnerReference: sale.partnerReference,
-      currency: currencyCode('EUR'),
-      txCreatedAt: sale.createdAt,
-      createdAt: new Date().toISOString(),
-      grossMinor: -5_000,
-      processorFeeMinor: 0,
-      platformFeeMinor: 0,
-      svcEarningMinor: 0,
-      netMinor: -6_500,
-    };
-    await documentClient.send(new PutCommand({ TableName: tableName, Item: entryItem(entry) }));
+    await chargeback(disputed!, -5_000, -6_500);
     const owed = await owedMinor({ ...payee, currency: 'EUR' });
     expect(owed).toBe(6_500);
     const { reserved } = await deadRunsBuild(payee, 1, (line) => line.type === 'chargeback');

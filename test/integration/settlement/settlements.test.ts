@@ -112,7 +112,7 @@ describe('POST /settlements/run', () => {
     expect(listed.body.items.map((batch: { id: string }) => batch.id).sort()).toEqual(batches.map((batch: { id: string }) => batch.id).sort());
   }, TEST_TIMEOUT_MS);
 
-  it('acts only for the key`s own partner: another partner_id is 403; a platform key runs one named partner, and an unknown one is 404', async () => {
+  it('acts only for the key`s own partner: another partner_id is 403; a platform key runs one named partner, and an unknown one is 404 (runs and lists)', async () => {
     const mine = await freshPartner();
     const other = await freshPartner();
     await transactionIn(suite.api, { partnerId: other.partner.partnerId, clientId: other.clientIds[0] as string }, { amountMinor: 1234, currency: 'GBP' });
@@ -120,12 +120,16 @@ describe('POST /settlements/run', () => {
 
     const forbidden = await run(mine.partner, `?partner_id=${other.partner.partnerId}`);
     const unknown = await run(platform, '?partner_id=ptr_00000000000000000000000000');
+    const unknownList = await suite.api.request('GET', '/settlements?partner_id=ptr_00000000000000000000000000', { headers: { 'x-api-key': platform.apiKey } });
+    const unknownBalances = await suite.api.request('GET', '/balances?partner_id=ptr_00000000000000000000000000', { headers: { 'x-api-key': platform.apiKey } });
     const named = await run(platform, `?partner_id=${other.partner.partnerId}&client_id=${other.clientIds[0]}`);
 
     expect(forbidden.status).toBe(403);
     expect(forbidden.body.code).toBe('API_KEY_SCOPE_FORBIDDEN');
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe('PARTNER_NOT_FOUND');
+    // The lists of an unknown partner too, not an empty page
+    expect([unknownList.status, unknownList.body.code, unknownBalances.status, unknownBalances.body.code]).toEqual([404, 'PARTNER_NOT_FOUND', 404, 'PARTNER_NOT_FOUND']);
     expect(named.status).toBe(200);
     expect(named.body.created_batches).toBe(1);
     expect(named.body.batches[0]).toMatchObject({ partnerId: other.partner.partnerId, clientId: other.clientIds[0], currency: 'GBP', totalGross: 12.34 });

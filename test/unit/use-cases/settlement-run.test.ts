@@ -5,7 +5,8 @@
  * rest of the run. The fake keeps the port's invariants (a line in one build at most; a commit only by the build's
  * run, under its lease), so what the run leaves behind is checked as well as what it answers.
  */
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
+import { runWithDeadline } from '../../../lib/deadline';
 import { currencyCode } from '../../../lib/domain/money';
 import type { SettlementBatch, SettlementItem } from '../../../lib/domain/settlement';
 import type { BuildRecord, GroupKey, RunContinuation, SettlementStore, WaitingRead } from '../../../lib/use-cases/ports/settlement-store';
@@ -615,6 +616,30 @@ describe('a run`s answer', () => {
     expect(run.batches.reduce((sum, batch) => sum + JSON.stringify(batch).length, 0)).toBeLessThan(6_000_000);
     expect(run.continuing).toBe(true);
     expect(continued).toHaveLength(1);
+  });
+});
+
+describe('a build slower than the run expected', () => {
+  it('stops reserving when the rest would not be built before the deadline: the build is left for its continuation, the group freed, the run goes on by itself', async () => {
+    // Arrange: 2,500 lines (3 slices of 1,000) with 20 s left; the first slice takes 12 s (the clock moved on under it), so 8 s are left for 1,500 lines
+    const { deps, store, continued } = depsWith({ ptr_a: sales(1, 2_500) }, {
+      beforeReserve: (_batch, reserves) => {
+        if (reserves === 1) jest.setSystemTime(Date.now() + 12_000);
+      },
+    });
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'queueMicrotask', 'hrtime', 'performance'] });
+    try {
+      // Act
+      const run = await runWithDeadline(Date.now() + 20_000, () => settle(deps, { partnerId: 'ptr_a' }));
+
+      // Assert: no batch, the build left building (the continuation discards it), the lease given back, a continuation sent
+      expect(run).toEqual({ batches: [], continuing: true });
+      expect([...store.builds.values()].map((build) => build.status)).toEqual(['building']);
+      expect(store.leases.get('ptr_a/shop-1/EUR')).toBeUndefined();
+      expect(continued).toHaveLength(1);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
 
