@@ -51,10 +51,10 @@ const RUN_RESERVE_MS = 3_000;
 /** Groups of one partner built at once. */
 const GROUP_CONCURRENCY = 8;
 /**
- * Lines a build reserves and commits a second, at the least: measured locally on 2 cores, 220-390 alone and about 300
- * each for two groups side by side, under load (DynamoDB in AWS is faster). A run starts no batch it could not finish
- * before its deadline at this rate, every batch it is building counted, and leaves it to its continuation, which has
- * 15 minutes: an HTTP run (about 24 s) builds batches of up to about 5,000 lines itself.
+ * Lines a group's build reserves and commits a second, at the least: measured locally on 2 cores, 220-390 alone and
+ * about 300 each for two groups side by side, under load (DynamoDB in AWS is faster). A run starts no batch it could
+ * not finish before its deadline at this rate, and leaves it to its continuation, which has 15 minutes: an HTTP run
+ * (about 24 s) builds batches of up to about 4,000 lines itself.
  */
 const BUILD_LINES_PER_SECOND = 200;
 
@@ -120,26 +120,25 @@ const plannedViewBytes = (plan: PlannedBatch) => {
 class OutOfTime extends Error {}
 
 /**
- * A run's state as it goes: its id, its cutoff, the answer's bytes and the lines being built (both counted from the
- * moment a batch starts, so groups built side by side share one budget), and whether it left work it had no time or
- * room for.
+ * A run's state as it goes: its id, its cutoff, the answer's bytes (counted from the moment a batch starts, so groups
+ * built side by side share one budget), and whether it left work it had no time or room for.
  */
 interface RunState {
   runId: string;
   cutoff: string;
   now: Date;
   answerBytes: number;
-  linesBuilding: number;
   unfinished: boolean;
 }
 
 /**
- * Whether the run may start a batch of `lines` lines and `bytes` of answer: time left to build it with every batch
- * already building at {@link BUILD_LINES_PER_SECOND} (they share the rate), and room in the answer (the first batch
- * always has room: one batch's view is under it). When not, it leaves the rest unfinished.
+ * Whether the run may start a batch of `lines` lines and `bytes` of answer: time left to build it at
+ * {@link BUILD_LINES_PER_SECOND} (a group's rate, measured with groups built side by side: a build that turns out
+ * slower stops before the deadline all the same, `buildBatch`), and room in the answer (the first batch always has
+ * room: one batch's view is under it). When not, it leaves the rest unfinished.
  */
 function canGoOn(state: RunState, lines = 0, bytes = 0): boolean {
-  const ok = hasTimeFor(((state.linesBuilding + lines) / BUILD_LINES_PER_SECOND) * 1000) && (state.answerBytes === 0 || state.answerBytes + bytes <= ANSWER_BYTES);
+  const ok = hasTimeFor((lines / BUILD_LINES_PER_SECOND) * 1000) && (state.answerBytes === 0 || state.answerBytes + bytes <= ANSWER_BYTES);
   if (!ok) state.unfinished = true;
   return ok;
 }
@@ -167,7 +166,7 @@ export async function settle(deps: SettlementDeps, scope: RunScope, continuation
   const now = deps.now();
   // A continuation running: the next run of its scope that cannot finish may send another.
   if (continuation !== undefined) await deps.continuations.started(scope);
-  const state: RunState = { runId: randomUUID(), cutoff: continuation?.cutoff ?? cutoffOf(deps.cutoff, now), now, answerBytes: 0, linesBuilding: 0, unfinished: false };
+  const state: RunState = { runId: randomUUID(), cutoff: continuation?.cutoff ?? cutoffOf(deps.cutoff, now), now, answerBytes: 0, unfinished: false };
   const created: SettlementBatch[] = [];
   const owing: OwingGroup[] = [];
   const failures: unknown[] = [];
@@ -315,7 +314,6 @@ async function settleGroup(deps: SettlementDeps, plans: PlannedBatch[], state: R
       const bytes = plannedViewBytes(plan);
       if (!canGoOn(state, plan.items.length, bytes)) break;
       state.answerBytes += bytes;
-      state.linesBuilding += plan.items.length;
       let batch: SettlementBatch | undefined;
       try {
         batch = await buildBatch(deps, plan, state.now, runId);
@@ -324,7 +322,6 @@ async function settleGroup(deps: SettlementDeps, plans: PlannedBatch[], state: R
         state.unfinished = true;
         break;
       } finally {
-        state.linesBuilding -= plan.items.length;
         state.answerBytes -= bytes - (batch === undefined ? 0 : viewBytes(batch.transactionIds.length, batch.adjustments.length));
       }
       if (batch !== undefined) written.push(batch);
