@@ -43,6 +43,8 @@ interface Step {
   /** function name → operation name */
   operations: Record<string, string>;
   instances: number;
+  /** The settlement batches its instances made or paid (the settlement run's and the payout's). */
+  batches?: number;
   from: number;
   to: number;
 }
@@ -146,6 +148,7 @@ async function drive(service: ServiceProcess, receiver: Receiver, progress: (lin
     batchIds.push(...(body.batches ?? []).map((batch) => batch.id));
     if (batchIds.length === 0) throw new Error('capacity: the settlement run made no batch');
   });
+  (steps.at(-1) as Step).batches = batchIds.length;
   await step('payout', { 'settlements-pay': OPERATIONS.payout }, PAYMENTS, 0, async () => {
     for (const id of batchIds) {
       const response = await fetch(`${service.baseUrl}/settlements/pay`, {
@@ -156,6 +159,7 @@ async function drive(service: ServiceProcess, receiver: Receiver, progress: (lin
       if (response.status !== 200) throw new Error(`capacity: settlements/pay answered ${response.status}: ${await response.text()}`);
     }
   });
+  (steps.at(-1) as Step).batches = batchIds.length;
   const get = async (path: string) => {
     const response = await fetch(`${service.baseUrl}${path}`, { headers: { 'x-api-key': partner.apiKey } });
     if (response.status !== 200) throw new Error(`capacity: GET ${path} answered ${response.status}`);
@@ -206,10 +210,10 @@ async function quiet(service: ServiceProcess) {
 
 /** The log's calls, counted to their steps' operations; the sweep per sweep. Functions no step names are reported. */
 function attribute(records: CapacityRecord[], steps: Step[]) {
-  const operations = new Map<string, { instances: number; touches: Map<string, MeasuredTouch> }>();
+  const operations = new Map<string, { instances: number; batches: number | undefined; touches: Map<string, MeasuredTouch> }>();
   const unknown = new Set<string>();
-  const add = (name: string, instances: number, record: CapacityRecord) => {
-    const operation = operations.get(name) ?? { instances, touches: new Map<string, MeasuredTouch>() };
+  const add = (name: string, instances: number, record: CapacityRecord, batches?: number) => {
+    const operation = operations.get(name) ?? { instances, batches, touches: new Map<string, MeasuredTouch>() };
     for (const touch of record.touches) {
       const id = `${touch.on} ${touch.partition} ${touch.access}`;
       const sum = operation.touches.get(id) ?? { ...touch, units: 0 };
@@ -235,10 +239,10 @@ function attribute(records: CapacityRecord[], steps: Step[]) {
       unknown.add(`${record.fn}${within === undefined ? ' (outside the steps)' : ` (in ${within.name})`}`);
       continue;
     }
-    add(name, within.instances, record);
+    add(name, within.instances, record, within.batches);
   }
   return {
-    operations: [...operations].map(([name, { instances, touches }]) => ({ name, instances, touches: [...touches.values()] })),
+    operations: [...operations].map(([name, { instances, batches, touches }]) => ({ name, instances, ...(batches === undefined ? {} : { batches }), touches: [...touches.values()] })),
     unknownFunctions: [...unknown],
   };
 }

@@ -27,6 +27,11 @@ export interface LoadModel {
   dispute_share: number;
   /** The hours of a day over which the day's settlement and payouts run (24: at the rate payments come). */
   settlement_hours_per_day: number;
+  /**
+   * Payments a settlement batch holds on average (one batch per merchant and currency a day, up to 10,000): what a
+   * batch's own writes (its record, its lease, its place in the batch lists) are spread over.
+   */
+  payments_per_batch: number;
   /** Reads of one transaction by `svc_tx_id` per payment (a frontend's reconcile). */
   transaction_reads_per_payment: number;
   /** List reads per partner per minute, by operation ({@link OPERATIONS}' `read: …`). */
@@ -89,6 +94,11 @@ export interface MeasuredOperation {
   name: string;
   /** How many times it ran while measured (the units below are their sum). */
   instances: number;
+  /**
+   * The settlement batches its instances made or paid: on a shape written once a batch (`perBatch` in `shapes.ts`),
+   * its units are a batch's, spread over the model's `payments_per_batch` rather than the few measured.
+   */
+  batches?: number;
   touches: MeasuredTouch[];
 }
 
@@ -156,10 +166,12 @@ export function project(measured: MeasuredOperation[], model: LoadModel): Projec
       const shape = shapeOf(touch.on, touch.partition);
       const id = `${shape.on} ${shape.shape} ${touch.access}`;
       const entry = byShape.get(id) ?? { shape, access: touch.access, units: 0, partitions: new Set<string>() };
-      entry.units += touch.units / operation.instances;
+      // A batch's own writes per payment: a batch's units over the payments a batch holds under the model.
+      const perInstance = shape.perBatch === true && operation.batches !== undefined ? touch.units / operation.batches / model.payments_per_batch : touch.units / operation.instances;
+      entry.units += perInstance;
       entry.partitions.add(touch.partition);
       byShape.set(id, entry);
-      perRun[touch.access] += touch.units / operation.instances;
+      perRun[touch.access] += perInstance;
     }
     operations.push({ name: operation.name, cadence: describe(cadence), write: round(perRun.write), read: round(perRun.read) });
     const runsPerPayment = 'perPayment' in cadence ? cadence.perPayment : 0;

@@ -22,8 +22,13 @@ export interface Shape {
   scope: Scope;
   /** The fixed shard count in the key (the load of its scope is spread over that many partitions). */
   shards: number;
+  /** Written once a settlement batch (its record's lists, its lease), not once a payment. */
+  perBatch?: boolean;
   pattern: RegExp;
 }
+
+/** A shape written once a settlement batch. */
+const perBatch = (made: Shape): Shape => ({ ...made, perBatch: true });
 
 // Placeholders no real key contains: each is replaced by a pattern for its part.
 const P = '\u0001partner\u0001';
@@ -88,7 +93,7 @@ export const SHAPES: Shape[] = [
   shape('table', keys.auditEvent(ID).pk, 'item'),
   shape('table', keys.settlementBatch(ID).pk, 'item'),
   // A group's lease: one merchant's (its client and currency are the id's part).
-  shape('table', keys.settlementGroup(P, ID, '').pk.slice(0, -1), 'client', 1, 'SETTLEGROUP#<partner>#<client>#<currency>'),
+  perBatch(shape('table', keys.settlementGroup(P, ID, '').pk.slice(0, -1), 'client', 1, 'SETTLEGROUP#<partner>#<client>#<currency>')),
   // A run scope's continuation waiting to run: a partner's, or every partner's (the schedule's).
   shape('table', keys.settlementContinuation(ID).pk, 'partner'),
   // gsi1: newest first per owner
@@ -99,13 +104,13 @@ export const SHAPES: Shape[] = [
   shape('gsi1', keys.transactionsOf(P), 'partner'),
   shape('gsi1', keys.deliveriesOf(P), 'partner'),
   shape('gsi1', keys.auditEventsOf(P), 'partner'),
-  shape('gsi1', keys.settlementBatchesOf(P), 'partner'),
-  shape('gsi1', keys.settlementBuildsOf(P), 'partner'),
+  perBatch(shape('gsi1', keys.settlementBatchesOf(P), 'partner')),
+  perBatch(shape('gsi1', keys.settlementBuildsOf(P), 'partner')),
   // gsi2: platform-wide lists, and the outbox before its shards (read until the deliveries written then are gone)
   shape('gsi2', keys.allTransactions, 'platform'),
   shape('gsi2', keys.legacyOutbox, 'platform'),
   shape('gsi2', keys.allAuditEvents, 'platform'),
-  shape('gsi2', keys.allSettlementBatches, 'platform'),
+  perBatch(shape('gsi2', keys.allSettlementBatches, 'platform')),
   // gsi3: waiting for settlement, on a partner's shards, and the partition before them
   shape('gsi3', keys.settlementShard(P, SHARD), 'partner', SETTLEMENT_SHARDS),
   shape('gsi3', keys.settlementPartitionBeforeShards(P), 'partner'),

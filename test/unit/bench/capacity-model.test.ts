@@ -17,6 +17,7 @@ const MODEL: LoadModel = {
   refund_share: 0.05,
   dispute_share: 0.01,
   settlement_hours_per_day: 12,
+  payments_per_batch: 1_000,
   transaction_reads_per_payment: 1,
   list_reads_per_partner_per_minute: { [OPERATIONS.transactionsPage]: 60 },
   outbox_sweeps_per_minute: 1,
@@ -108,6 +109,27 @@ describe('the projection', () => {
     expect(projection.writeUnitsPerPayment).toBe(6);
     expect(projection.readUnitsPerPayment).toBeCloseTo(1 + (200 * 6) / 10_000, 2);
     expect(projection.costPerMillionPayments).toBeCloseTo(6 * 0.625 + 1.12 * 0.125, 2);
+  });
+
+  it('spreads a batch`s own writes over the payments a batch holds under the model, and a line`s over each payment', () => {
+    // Arrange: a measured run of 40 payments in 1 batch: 8 units on the batches list (the batch's record), 40 on the
+    // settlement index (one a line)
+    const run = {
+      name: OPERATIONS.settlementRun,
+      instances: 40,
+      batches: 1,
+      touches: [
+        { on: 'gsi2', partition: keys.allSettlementBatches, access: 'write' as const, units: 8 },
+        { on: 'gsi3', partition: keys.settlementShard('p_1', 5), access: 'write' as const, units: 40 },
+      ],
+    };
+
+    const loads = project([run], MODEL).loads;
+
+    // 8 units a batch of 1,000 payments, run twice a day's payments over 12 hours: 10,000 × 2 × 8 / 1,000
+    expect(loads.find((candidate) => candidate.shape === 'BATCHES')?.unitsPerSecond).toBe(160);
+    // 1 unit a payment, the biggest partner's 3,000 a second, twice, over its 32 shards
+    expect(loads.find((candidate) => candidate.shape === 'SETTLE#<partner>#<shard>')?.unitsPerSecond).toBe(187.5);
   });
 
   it('refuses an operation the load model gives no cadence', () => {
