@@ -43,6 +43,8 @@ describe('settlement runs over thousands of payments', () => {
 
     expect(batches.map((batch) => batch.lineCount)).toEqual([10_000, 10_000, 5_000]);
     expect(again).toEqual([]);
+    // Read back from the table: each 10,000-id list from its two chunks of 5,000
+    for (const batch of batches) expect((await store.getBatch(batch.id))?.transactionIds).toEqual(batch.transactionIds);
     expect(idsOf(batches)).toEqual(ids);
     expect(batches.reduce((sum, batch) => sum + batch.totals.grossMinor, 0)).toBe(ids.reduce((sum, _, i) => sum + 1000 + (i % 500), 0));
     expect((await listWaiting(payee.partnerId, undefined, undefined)).items).toEqual([]);

@@ -122,6 +122,25 @@ describe('settlement batches up to 10,000 lines', () => {
 
 });
 
+describe('a batch read back from its chunks', () => {
+  it('has every adjustment when they take several chunks (300 of 250 a chunk), in the order it was made with', async () => {
+    // Arrange: 300 payments, each with a small chargeback (the sales cover them): 300 sales and 300 adjustments
+    const payee = await freshMerchant();
+    const ids = await seedWaitingPayments(payee, 300);
+    for (const id of ids) await chargeback(id, -100, -100);
+
+    // Act
+    const [made] = await runSettlement(settlementDeps, { partnerId: payee.partnerId });
+    const read = await store.getBatch(made!.id);
+
+    // Assert
+    expect(made!.adjustments).toHaveLength(300);
+    expect(read?.adjustments).toEqual(made!.adjustments);
+    expect(read?.transactionIds).toEqual(ids);
+    expect(read?.totals).toEqual(made!.totals);
+  }, 120_000);
+});
+
 describe('the largest inputs partners can give', () => {
   it('settles and reports 600 payments of a 128-emoji client id with 250-emoji references: its chunks each under DynamoDB`s 400 KB', async () => {
     // Arrange: the longest client id (128 emoji, 512 bytes) and references (250 emoji: 500 UTF-16 units, 1,000 bytes)
