@@ -53,7 +53,12 @@ async function* waitingItems(partnerId: string, clientId: string | undefined, cu
     (after === undefined || String(line.gsi3sk) > after) && (clientId === undefined || line.clientId === clientId) && (currency === undefined || line.currency === currency);
   const reserved = (await reservedLines(partnerId, wanted)).sort((a, b) => (String(a.gsi3sk) < String(b.gsi3sk) ? -1 : 1));
   const yielded = new Set<string>();
-  const once = (raw: Record<string, unknown>) => !yielded.has(entryId(raw)) && yielded.add(entryId(raw)) !== undefined;
+  const once = (raw: Record<string, unknown>) => {
+    const id = entryId(raw);
+    if (yielded.has(id)) return false;
+    yielded.add(id);
+    return true;
+  };
   let next = 0;
   for await (const raw of waitingEntries(partnerId, clientId, currencyFilter(currency), { after, firstReadSize: FIRST_READ_SIZE, readSize: READ_SIZE })) {
     while (next < reserved.length && String(reserved[next]?.gsi3sk) < String(raw.gsi3sk)) {
