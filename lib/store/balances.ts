@@ -7,7 +7,7 @@ import { currencyCode } from '../domain/money';
 import type { BalanceFilters, WaitingBalance } from '../use-cases/balances';
 import type { GroupKey } from '../use-cases/ports/settlement-store';
 import { tableName } from './dynamo';
-import { keys } from './keys';
+import { itemId, keys } from './keys';
 import { toEntry } from './ledger-entries';
 import { openListCursor, type Page, sealListCursor } from './paging';
 import { waitingEntries } from './settlement-waiting';
@@ -21,9 +21,6 @@ const FIRST_READ_SIZE = 50;
 const READ_SIZE = 1_000;
 /** Index items one page reads at most before it answers (it finishes the group it is in). */
 const MAX_ITEMS_READ = 20_000;
-
-/** Where an entry lives (its table key): one entry read twice, in a build and waiting, while it moved, counts once. */
-const entryId = (raw: Record<string, unknown>) => `${String(raw.pk)}\u0000${String(raw.sk)}`;
 
 /** The lines that the partner's builds in progress (or discarded, not yet released) hold reserved, of those `wanted`. */
 async function reservedLines(partnerId: string, wanted: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>[]> {
@@ -54,7 +51,7 @@ async function* waitingItems(partnerId: string, clientId: string | undefined, cu
   const reserved = (await reservedLines(partnerId, wanted)).sort((a, b) => (String(a.gsi3sk) < String(b.gsi3sk) ? -1 : 1));
   const yielded = new Set<string>();
   const once = (raw: Record<string, unknown>) => {
-    const id = entryId(raw);
+    const id = itemId(raw);
     if (yielded.has(id)) return false;
     yielded.add(id);
     return true;
@@ -137,9 +134,9 @@ export async function listBalances(partnerId: string, query: BalanceFilters): Pr
 export async function owedMinor(group: GroupKey): Promise<number> {
   const wanted = (line: Record<string, unknown>) => line.clientId === group.clientId && line.currency === group.currency;
   const entries = new Map<string, Record<string, unknown>>();
-  for (const line of await reservedLines(group.partnerId, wanted)) entries.set(entryId(line), line);
-  for await (const raw of waitingEntries(group.partnerId, group.clientId, currencyFilter(group.currency), { readSize: READ_SIZE })) entries.set(entryId(raw), raw);
-  for (const line of await reservedLines(group.partnerId, wanted)) entries.set(entryId(line), line);
+  for (const line of await reservedLines(group.partnerId, wanted)) entries.set(itemId(line), line);
+  for await (const raw of waitingEntries(group.partnerId, group.clientId, currencyFilter(group.currency), { readSize: READ_SIZE })) entries.set(itemId(raw), raw);
+  for (const line of await reservedLines(group.partnerId, wanted)) entries.set(itemId(line), line);
   const net = [...entries.values()].reduce((sum, raw) => sum + (toEntry(raw)?.netMinor ?? 0), 0);
   return Math.max(0, -net);
 }

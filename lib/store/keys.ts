@@ -106,6 +106,9 @@ export const SETTLEMENT_SHARDS = 32;
 
 const shardKey = (shard: number) => String(shard).padStart(3, '0');
 
+/** One item's identity as one string (its table key): to take an item once that two reads may both return. */
+export const itemId = (item: { pk?: unknown; sk?: unknown }): string => `${String(item.pk)}\u0000${String(item.sk)}`;
+
 export const keys = {
   partner: (partnerId: string): TableKey => ({ pk: `PARTNER#${partnerId}`, sk: 'PROFILE' }),
   /** All partners, newest first (admin list). */

@@ -20,6 +20,7 @@ import { inPool } from '../pool';
 import { cursorKey } from '../secrets/cursor-key';
 import { batchGetAll } from './batch-get';
 import { documentClient, tableName } from './dynamo';
+import { itemId } from './keys';
 import { PARTITION_KEY, SORT_KEY } from './table';
 
 export type { Page };
@@ -311,7 +312,7 @@ export async function queryShardedPage<T>(query: ShardedPageQuery<T>): Promise<P
   const taken = new Set<string>();
   const take = (state: SourceState) => {
     const item = state.buffer.shift()!;
-    const id = `${String(item[PARTITION_KEY])}\u0000${String(item[SORT_KEY])}`;
+    const id = itemId(item);
     if (!taken.has(id)) merged.push({ state, item });
     taken.add(id);
   };
@@ -356,9 +357,9 @@ export async function queryShardedPage<T>(query: ShardedPageQuery<T>): Promise<P
         : null;
   // The page's items as the table holds them now (the index holds the filters' attributes only).
   const full = await batchGetAll(page.map(({ item }) => ({ pk: String(item[PARTITION_KEY]), sk: String(item[SORT_KEY]) })));
-  const byKey = new Map(full.map((item) => [`${String(item[PARTITION_KEY])}\u0000${String(item[SORT_KEY])}`, item]));
+  const byKey = new Map(full.map((item) => [itemId(item), item]));
   const items = page.flatMap(({ item }) => {
-    const found = byKey.get(`${String(item[PARTITION_KEY])}\u0000${String(item[SORT_KEY])}`);
+    const found = byKey.get(itemId(item));
     return found === undefined ? [] : [query.toItem(found)];
   });
   return { items, nextCursor };

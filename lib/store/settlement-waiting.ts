@@ -10,7 +10,7 @@ import { MAX_LINES_PER_BATCH, type SettlementItem } from '../domain/settlement';
 import { timeLeftMs } from '../deadline';
 import type { WaitingRead } from '../use-cases/ports/settlement-store';
 import { documentClient, tableName } from './dynamo';
-import { keys } from './keys';
+import { itemId, keys } from './keys';
 import { SALE_KEY, toEntry } from './ledger-entries';
 
 /** A waiting index item as a settlement item; `undefined` for a transaction without its fee split. */
@@ -109,7 +109,7 @@ export async function* waitingEntries(partnerId: string, clientId: string | unde
     let next = open[0] as Source;
     for (const source of open) if (String(source.buffer[0]?.gsi3sk) < String(next.buffer[0]?.gsi3sk)) next = source;
     const item = next.buffer.shift() as Record<string, unknown>;
-    const id = `${String(item.pk)}\u0000${String(item.sk)}`;
+    const id = itemId(item);
     if (seen.has(id)) continue;
     seen.add(id);
     yield item;

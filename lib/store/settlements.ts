@@ -26,7 +26,7 @@ import type { BuildRecord, GroupKey, PayoutClaim, PayoutRecord, RunContinuation 
 import { putAuditEvent } from './audit-events';
 import { cancelledItem, failedConditions, failedItem, isConditionFailure, writeIfCondition } from './conditions';
 import { documentClient, KeysLeftUnprocessed, tableName } from './dynamo';
-import { keys, type TableKey } from './keys';
+import { itemId, keys, type TableKey } from './keys';
 import { entryTableKey, SALE_KEY } from './ledger-entries';
 import { type Page, queryPage, statusFilter } from './paging';
 import { queryAll, queryPages } from './query-all';
@@ -247,11 +247,8 @@ async function reserveOneByOne(batch: Pick<SettlementBatch, 'id' | 'partnerId' |
 async function reservedAfterAll(batchId: string, lines: readonly SettlementItem[]): Promise<SettlementItem[]> {
   if (lines.length === 0) return [];
   const items = await batchGetAll(lines.map(entryTableKey), 'pk, sk, batchId, gsi3pk');
-  const holding = new Set(items.filter((item) => item.batchId === batchId && item.gsi3pk === keys.settlementBuildPartition(batchId)).map((item) => `${String(item.pk)}\u0000${String(item.sk)}`));
-  return lines.filter((line) => {
-    const key = entryTableKey(line);
-    return holding.has(`${key.pk}\u0000${key.sk}`);
-  });
+  const holding = new Set(items.filter((item) => item.batchId === batchId && item.gsi3pk === keys.settlementBuildPartition(batchId)).map(itemId));
+  return lines.filter((line) => holding.has(itemId(entryTableKey(line))));
 }
 
 /** Puts items with BatchWriteItem, 25 a call, asking again for what a call leaves unprocessed. */
@@ -532,13 +529,6 @@ export async function* batchLineChunks(batchId: string): AsyncGenerator<Settleme
     Limit: 1,
   });
   for await (const page of pages) for (const chunk of page) yield (chunk.lines as Record<string, unknown>[]).map(toLine);
-}
-
-/** Every line of a batch, in its order. */
-export async function batchLines(batchId: string): Promise<SettlementItem[]> {
-  const lines: SettlementItem[] = [];
-  for await (const chunk of batchLineChunks(batchId)) lines.push(...chunk);
-  return lines;
 }
 
 /**

@@ -2,10 +2,11 @@
  * Balances (decisions.md §5a, `GET /balances`): what waits for settlement per merchant and currency, and what the
  * next run will pay or what the merchant owes. Read from the same waiting entries a settlement run sums.
  */
-import { assertActsFor, type Caller } from '../domain/caller';
-import { errors, fieldValidationError } from '../domain/errors';
+import type { Caller } from '../domain/caller';
+import { fieldValidationError } from '../domain/errors';
 import type { CurrencyCode } from '../domain/money';
 import type { Page } from '../domain/page';
+import { partnerActedFor } from './partner-scope';
 import type { PartnerReader } from './ports/partner-readers';
 
 /** One merchant's waiting money in one currency (minor units), as the store sums it. */
@@ -61,10 +62,8 @@ export const balanceOf = (waiting: WaitingBalance): Balance => ({
  * partner (`partner_id` is required: balances are kept per partner); an admin reads any existing partner's (404).
  */
 export async function listBalancesFor(deps: BalanceDeps, caller: Caller, partnerId: string | undefined, filters: BalanceFilters): Promise<Page<Balance>> {
-  assertActsFor(caller, partnerId);
-  const owner = caller.kind === 'partner' ? caller.partner.partnerId : partnerId;
+  const owner = await partnerActedFor(deps.partners, caller, partnerId);
   if (owner === undefined) throw fieldValidationError('partner_id', 'A platform key names the partner whose balances it reads', 'partner_id is required');
-  if (caller.kind !== 'partner' && (await deps.partners.getPartner(owner)) === undefined) throw errors.partnerNotFound();
   const page = await deps.balances.listBalances(owner, filters);
   return { items: page.items.map(balanceOf), nextCursor: page.nextCursor };
 }

@@ -6,9 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { timeLeftMs } from '../deadline';
 import { newAuditEvent } from '../domain/audit';
-import { assertActsFor, type Caller } from '../domain/caller';
+import type { Caller } from '../domain/caller';
 import { errors } from '../domain/errors';
 import { newId } from '../domain/ids';
+import { partnerActedFor } from './partner-scope';
 import { BATCH_LIMITS } from '../domain/settlement-report';
 import { type BatchFilters, contentsOf, type OwingGroup, planBatches, type PlannedBatch, railFor, type SettlementBatch, type SettlementItem, totalsOf } from '../domain/settlement';
 import { countMetric, logger } from '../observability';
@@ -66,10 +67,7 @@ export function cutoffOf(mode: SettlementDeps['cutoff'], now: Date): string {
 
 /** The scope a caller's `partner_id`/`client_id` give a run: a partner key only ever its own partner. */
 async function runScopeFor(deps: SettlementDeps, caller: Caller, query: RunScope): Promise<RunScope> {
-  assertActsFor(caller, query.partnerId);
-  if (caller.kind === 'partner') return { partnerId: caller.partner.partnerId, clientId: query.clientId };
-  if (query.partnerId !== undefined && (await deps.partners.getPartner(query.partnerId)) === undefined) throw errors.partnerNotFound();
-  return query;
+  return { partnerId: await partnerActedFor(deps.partners, caller, query.partnerId), clientId: query.clientId };
 }
 
 /**
@@ -425,10 +423,7 @@ export async function listBatchesFor(
   filters: BatchFilters,
   page: { limit: number; cursor?: string | undefined },
 ): Promise<Page<SettlementBatch>> {
-  assertActsFor(caller, partnerId);
-  // A platform key or an admin naming a partner that does not exist: 404, as a run naming it (not an empty list).
-  if (caller.kind !== 'partner' && partnerId !== undefined && (await deps.partners.getPartner(partnerId)) === undefined) throw errors.partnerNotFound();
-  return deps.settlements.listBatches(caller.kind === 'partner' ? caller.partner.partnerId : partnerId, filters, page);
+  return deps.settlements.listBatches(await partnerActedFor(deps.partners, caller, partnerId), filters, page);
 }
 
 

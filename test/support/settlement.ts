@@ -2,10 +2,10 @@
  * Settlement fixtures: transactions brought to a final status the way production does it (a pending transaction
  * with its intent, then the processor's signed event through the local API), and the sandbox rails' records.
  */
-import { randomUUID } from 'node:crypto';
 import type { RunContinuation, SettlementContinuations } from '../../lib/use-cases/ports/settlement-store';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../../lib/config';
+import { newId } from '../../lib/domain/ids';
 import { computeFees } from '../../lib/domain/fees';
 import { currencyCode } from '../../lib/domain/money';
 import { documentClient, tableName } from '../../lib/store/dynamo';
@@ -127,7 +127,8 @@ export async function seedWaitingTransactions(
   const transactions = Array.from({ length: count }, (_, i) => {
     const amountMinor = 1000 + (i % 500);
     return transactionFixture({
-      svcTxId: `svc_seed_${randomUUID().replaceAll('-', '')}`,
+      // The service's own id format: seeded payments are listed beside real ones, checked against the documented contract.
+      svcTxId: newId.svcTx(),
       partnerId: payee.partnerId,
       clientId: payee.clientId,
       createdAt: new Date(from + i * 1000).toISOString(),
